@@ -250,7 +250,7 @@ const box = table.closest('.book-scroll');
 const heads = Array.from(table.querySelectorAll('thead th')).map(th => th.textContent);
 const rank = heads.indexOf('A − B');
 const column = Array.from(table.querySelectorAll('tr')).map(tr => tr.children[rank]);
-const caption = root.querySelector('.book-live-caption');
+const caption = box.parentElement.querySelector(':scope > .book-live-caption');
 return {heads, rankFits: column.every(c => fits(c.getBoundingClientRect())),
         caption: caption ? caption.textContent : null,
         captionFits: Boolean(caption) && fits(caption.getBoundingClientRect()),
