@@ -259,7 +259,9 @@ return {heads, rankFits: column.every(c => fits(c.getBoundingClientRect())),
 """
 
 
-def test_head_ranking_shows_its_difference_and_caption_whole_on_a_phone(site, server, phone_browser):
+def test_head_ranking_shows_its_difference_and_caption_whole_on_a_phone(
+    site, server, phone_browser
+):
     browser, width, height = phone_browser
     open_page(browser, f"{server}/notebooks/15_inside_a_pretrained_model.html")
     got = browser.execute_script(RANKING)
