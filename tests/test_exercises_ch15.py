@@ -154,6 +154,15 @@ def _token_vectors(model, tokenizer, texts):
     return model(batch.input_ids, attention_mask=batch.attention_mask).sequence_output
 
 
+def _mask_as_second_argument(model, tokenizer, texts):
+    # the mask passed by position: Bert.forward's second parameter is token_type_ids
+    batch = tokenizer.encode_batch(texts)
+    with torch.no_grad():
+        h = model(batch.input_ids, batch.attention_mask).sequence_output  # [B, T, D]
+    mask = batch.attention_mask[..., None].float()  # [B, T, 1]
+    return F.normalize((h * mask).sum(1) / mask.sum(1), dim=-1)
+
+
 def _forgot_return(model, tokenizer, texts):
     vectors = ch15.embed_reference(model, tokenizer, texts)  # noqa: F841 (the mistake: computed, never returned)
 
@@ -169,6 +178,12 @@ EMBED_WRONG = [
         "no mask at all",
         _variant(mask_model=False, mask_mean=False),
         "you used no attention_mask at all",
+    ),
+    (
+        "the mask as the second positional argument",
+        _mask_as_second_argument,
+        "you passed the attention mask as the model's second positional argument, which is "
+        "token_type_ids",
     ),
     ("[CLS] vector", _variant(pooling="cls"), "you returned the [CLS] token's last-layer vector"),
     ("pooled output", _variant(pooling="pooled"), "you returned the pooled output"),

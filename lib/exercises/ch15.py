@@ -102,16 +102,20 @@ def embed_reference(
     specials: bool = True,
     normalize: bool = True,
     layer: int | None = None,
+    mask_as_segments: bool = False,
 ) -> Tensor:
     """Sentence vectors [B, D] (float64) of ``texts``: the answer of exercise 2, and, with the keywords, the
     usual mistakes. pooling "mean" | "cls" (the first token's last-layer vector) | "pooled" (``pooled_output``);
     mask_model: pass ``attention_mask`` to the model; mask_mean: average over the real tokens only (else over
     all T positions, padding included); specials: [CLS] and [SEP] in the mean; normalize: scale to length 1;
-    layer: average ``hidden_states[layer]`` instead of the last layer's output."""
+    layer: average ``hidden_states[layer]`` instead of the last layer's output; mask_as_segments: the mask
+    given as the second positional argument, ``token_type_ids`` (with mask_model=False, as
+    ``model(ids, mask)`` gives it)."""
     batch = tokenizer.encode_batch(list(texts))
     with torch.no_grad():
         out = model(
             batch.input_ids,
+            batch.attention_mask if mask_as_segments else None,  # token_type_ids
             attention_mask=batch.attention_mask if mask_model else None,
             return_hidden_states=layer is not None,
         )
@@ -174,6 +178,10 @@ _EMBED_MISTAKES = [
     (
         dict(mask_model=False),
         "you did not give the model the attention_mask, so the real tokens attended to the padding: a sentence's vector then depends on the other sentences of its batch. Pass `attention_mask=batch.attention_mask` to the model.",
+    ),
+    (
+        dict(mask_model=False, mask_as_segments=True),
+        "you passed the attention mask as the model's second positional argument, which is token_type_ids: the model read it as segment ids and attended to the padding. Pass it by name: `model(batch.input_ids, attention_mask=batch.attention_mask)`.",
     ),
     (
         dict(mask_model=False, mask_mean=False),

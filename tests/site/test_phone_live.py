@@ -235,3 +235,37 @@ def test_translator_says_why_translate_waits_and_its_table_scrolls_whole(
     assert table["boxFits"] and not table["cut"], f"at {width}x{height}: {table}"
     # wider than its box only with the cue that says it scrolls
     assert table["table"] <= table["box"] + 1 or table["cue"], f"at {width}x{height}: {table}"
+
+
+# Chapter 15's head ranking on a phone (review s29, item 5): the column that ranks, A − B, lay past the
+# screen's edge, and the table's caption, inside the box that scrolls, was cut mid-line. The example
+# table is there before any model is loaded.
+RANKING = """
+const root = document.querySelector(".book-live[data-live='minilm-pair']");
+root.scrollIntoView();
+const W = document.documentElement.clientWidth;
+const fits = r => r.width > 0 && r.left >= -1 && r.right <= W + 1;
+const table = root.querySelector('.book-live-ranking');
+const box = table.closest('.book-scroll');
+const heads = Array.from(table.querySelectorAll('thead th')).map(th => th.textContent);
+const rank = heads.indexOf('A − B');
+const column = Array.from(table.querySelectorAll('tr')).map(tr => tr.children[rank]);
+const caption = box.parentElement.querySelector(':scope > .book-live-caption');
+return {heads, rankFits: column.every(c => fits(c.getBoundingClientRect())),
+        caption: caption ? caption.textContent : null,
+        captionFits: Boolean(caption) && fits(caption.getBoundingClientRect()),
+        captionScrolls: Boolean(caption && caption.closest('.book-scroll')),
+        tableFits: table.getBoundingClientRect().width <= box.clientWidth + 1};
+"""
+
+
+def test_head_ranking_shows_its_difference_and_caption_whole_on_a_phone(
+    site, server, phone_browser
+):
+    browser, width, height = phone_browser
+    open_page(browser, f"{server}/notebooks/15_inside_a_pretrained_model.html")
+    got = browser.execute_script(RANKING)
+    assert got["heads"][:3] == ["layer", "head", "A − B"], got
+    assert got["rankFits"] and got["tableFits"], f"at {width}x{height}: {got}"
+    assert got["caption"].startswith("Heads ranked by how much the weight from"), got
+    assert got["captionFits"] and not got["captionScrolls"], f"at {width}x{height}: {got}"

@@ -159,23 +159,26 @@ export function mountPair(root, example, ctx) {
   const table = html("div", { class: "book-live-table" }, root);
 
   function show(rows, a, b) {
-    const t = html("table", { class: "book-live-ranking" });
+    // the caption above the box that scrolls, so that it wraps to a phone's width and stays whole; the
+    // column that ranks, A − B, right after the head's name, so that a phone shows it without scrolling
+    const caption = `Heads ranked by how much the weight from "${a}" to "${b}" differs ` +
+      "between the sentences: A − B is the weight in sentence A minus the weight in sentence B, " +
+      "positive where A gives more.";
+    const t = html("table", { class: "book-live-ranking", "aria-label": caption });
     const head = html("tr", {}, html("thead", {}, t));
-    for (const c of ["layer", "head", "weight in A", "weight in B", "A − B"]) html("th", {}, head, c);
+    for (const c of ["layer", "head", "A − B", "weight in A", "weight in B"]) html("th", {}, head, c);
     const body = html("tbody", {}, t);
     for (const [l, h, change, wa, wb] of rows) {
       const tr = html("tr", {}, body);
       // the difference to three decimals: 0.025 shown as "-0.03" would read as "as much as 0.03"
       const diff = (change >= 0 ? "+" : "−") + Math.abs(change).toFixed(3);
-      for (const v of [l, h, wa.toFixed(2), wb.toFixed(2), diff]) {
+      for (const v of [l, h, diff, wa.toFixed(2), wb.toFixed(2)]) {
         html("td", {}, tr, String(v));
       }
     }
-    html("caption", {}, t, `Heads ranked by how much the weight from "${a}" to "${b}" differs ` +
-      "between the sentences: A − B is the weight in sentence A minus the weight in sentence B, " +
-      "positive where A gives more.");
-    table.replaceChildren(scrollBox("ranking of the heads"));
-    table.firstChild.appendChild(t);
+    table.replaceChildren();
+    html("p", { class: "book-live-caption", "aria-hidden": "true" }, table, caption);
+    scrollBox("ranking of the heads", table).appendChild(t);
     root.dataset.values = JSON.stringify(rows.map((r) => [r[0], r[1], r[2]]));
   }
 
