@@ -390,7 +390,8 @@ class Transformer(nn.Module):
 
     def _decode(self, tgt_in, memory, src_mask, return_attention: bool) -> TransformerOutput:
         T = tgt_in.shape[1]
-        y = self.pos_encoding(self.tgt_embed(tgt_in) * math.sqrt(self.config.d_model))  # [B, T, D]
+        # [B, T, D]
+        y = self.pos_encoding(self.tgt_embed(tgt_in) * math.sqrt(self.config.d_model))
         mask = causal_mask(T, device=tgt_in.device)  # [T, T]: position t sees 0 .. t
         y, self_w, cross_w = self.decoder(y, memory, mask, src_mask, return_attention)
         return TransformerOutput(self.generator(y), None, self_w, cross_w)  # logits [B, T, Vt]

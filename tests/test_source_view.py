@@ -108,3 +108,12 @@ def test_chapter_13_pieces_fit_the_desktop_column():
         if chapter == "13_gpt":
             long = [line for line in show_source(path).text.splitlines() if len(line) > 88]
             assert not long, (path, long)
+
+
+def test_chapter_9_pieces_fit_the_desktop_column():
+    """Chapter 9 shows lib/transformer.py's pieces within 92 characters: _encode's line of 92 stayed
+    on one line at 1280 px, _decode's of 95 wrapped its shape comment (review ch09_s29, point 4)."""
+    for chapter, path in SHOWN:
+        if chapter == "09_the_transformer":
+            long = [line for line in show_source(path).text.splitlines() if len(line) > 92]
+            assert not long, (path, long)
