@@ -374,6 +374,23 @@ def test_masked_softmax_table_with_the_readers_scores(server, browser):
     assert not console_errors(browser) and not requests_to_other_hosts(browser)
 
 
+def test_masked_softmax_numbers_stay_open_as_the_figure_is_redrawn(server, browser):
+    """Reader s30, chapter 3: the folded "The numbers, as a table" closed again each time the figure
+    was drawn anew (the causal-mask box switched): a reader who opened it had to reopen it."""
+    sel = ".book-live[data-live='masked-softmax']"
+    open_page(browser, f"{server}/notebooks/03_scoring_functions.html")
+    state = (
+        f"const root = document.querySelector({sel!r});"
+        "const d = root.querySelectorAll('details.book-live-numbers');"
+    )
+    assert browser.execute_script(state + "return [...d].every((x) => !x.open) && d.length > 0;")
+    browser.execute_script(state + "d.forEach((x) => { x.open = true; });")
+    for _ in range(2):  # on, then off
+        browser.execute_script(state + "root.querySelector('.book-live-causal').click();")
+        assert browser.execute_script(state + "return d.length > 0 && [...d].every((x) => x.open);")
+    assert not console_errors(browser)
+
+
 def _rgb(css: str) -> tuple[int, int, int]:
     """(r, g, b) of a computed colour, 'rgb(87, 96, 106)' or 'rgba(...)'."""
     return tuple(int(float(x)) for x in css[css.index("(") + 1 : -1].split(",")[:3])

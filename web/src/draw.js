@@ -163,7 +163,7 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
   const parts = [caption, scroller];
   if (split) parts.push(horizontalBar(Math.min(room, 240)));
   container.replaceChildren(...parts, numbersTable(matrix, rowLabels, colLabels, title,
-    opts.corner || "query \\ key"));
+    opts.corner || "query \\ key", container));
   if (split) {
     // the two pictures cut to what they draw (the labels' widths above are estimates): the row labels
     // and the matrix side by side fit the screen when they can
@@ -237,8 +237,11 @@ export function scrollBox(name, parent = null) {
 }
 
 // The numbers of a matrix as a table, folded under a summary: the text alternative of a heatmap.
-export function numbersTable(matrix, rowLabels, colLabels, title, corner = "") {
+// `replacing`: the element whose table this one replaces when the figure is drawn again; the new
+// table is open if that one was, so a reader who opened it keeps it open while moving the figure.
+export function numbersTable(matrix, rowLabels, colLabels, title, corner = "", replacing = null) {
   const details = html("details", { class: "book-live-numbers" });
+  details.open = replacing?.querySelector("details.book-live-numbers")?.open === true;
   html("summary", {}, details, "The numbers, as a table");
   // the title above the box that scrolls, so that it stays whole and in view when the table is wider
   // than a phone (the table is named by it for screen readers)

@@ -39,7 +39,7 @@ function bars(container, probs, itos, n = 15) {
     p.textContent = probs[v].toFixed(3);
   });
   container.replaceChildren(svg, numbersTable(order.map((v) => [probs[v]]), order.map((v) => itos[v]),
-    ["probability"], "the most probable next tokens", "token"));
+    ["probability"], "the most probable next tokens", "token", container));
 }
 
 // The prompt as the model reads it: <bos> and the ids (the last maxTokens of them), the tokens read
