@@ -613,6 +613,21 @@ def test_check_tile_backward_names_an_overflow_a_swap_and_a_low_precision():
         ch18.check_tile_backward(lambda *args: worked(*args)[:2])
 
 
+def test_check_tile_backward_names_autograd_in_the_answer():
+    """Reader s30, chapter 18: an answer that asks autograd for the tile's gradients got torch's bare
+    "element 0 of tensors does not require grad"; the checker says the exercise wants them by hand."""
+
+    def by_autograd(q, k, v, do, lse, delta, scale):
+        q, k, v = (x.clone().requires_grad_() for x in (q, k, v))
+        o = torch.softmax(q @ k.T * scale, dim=-1) @ v
+        return torch.autograd.grad(o, (q, k, v), do)
+
+    with pytest.raises(ExerciseFailed) as failed:
+        ch18.check_tile_backward(by_autograd)
+    message = str(failed.value)
+    assert "without autograd" in message and "autograd off" in message, message
+
+
 def test_check_tile_backward_says_not_attempted_to_the_template():
     def tile_backward(q, k, v, do, lse, delta, scale): ...
 

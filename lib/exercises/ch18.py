@@ -872,6 +872,16 @@ def _tiles(n: int, block: int) -> list[tuple[int, int]]:
     return [(a, min(a + block, n)) for a in range(0, n, block)]
 
 
+# reader s30: an answer that asks autograd for the tile's gradients met torch's bare "does not
+# require grad" error; the checker calls tile_backward with autograd off, as the exercise asks
+_AUTOGRAD_HINT = {
+    "does not require grad": "The exercise asks for the tile's gradients written out, without "
+    "autograd: the checker calls tile_backward with autograd off, so torch.autograd.grad and "
+    ".backward() have nothing to differentiate. Write dV, dP, dS, dQ and dK yourself, as the section "
+    "on the backward pass derived them."
+}
+
+
 @checker("tile_backward")
 def check_tile_backward(tile_backward: Any) -> str:
     """Check ``tile_backward(q, k, v, do, lse, delta, scale) -> (dq, dk, dv)`` on every tile of
@@ -890,7 +900,9 @@ def check_tile_backward(tile_backward: Any) -> str:
             for j0, j1 in _tiles(T, bk):
                 case = f"'{name}', the tile of queries {i0}..{i1 - 1} and keys {j0}..{j1 - 1}"
                 args = (q[i0:i1], k[j0:j1], v[j0:j1], do[i0:i1], lse[i0:i1], delta[i0:i1], scale)
-                result = call(tile_backward, *args, name="tile_backward", case=case)
+                result = call(
+                    tile_backward, *args, name="tile_backward", case=case, hints=_AUTOGRAD_HINT
+                )
                 if not isinstance(result, (tuple, list)) or len(result) != 3:
                     fail(
                         f"on the case {case}, `tile_backward` returned {fmt(result)}; expected three tensors, (dq, dk, dv)."
