@@ -133,7 +133,7 @@ def check_without_positions(
         )
     if blind_model is None:
         not_attempted(
-            "your predictions are recorded; now train blind_model as the exercise says and run this cell again. The checker judges your predictions against what your blind_model does."
+            "now train blind_model as the exercise says and hand it in beside your predictions: the checker judges them only against what your blind_model does, and it does not keep them, so leave the ones you wrote first."
         )
     drops = _blind_drops(blind_model)
     wrong = []  # every wrong prediction, so that a second run does not reveal another
