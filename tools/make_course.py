@@ -616,7 +616,8 @@ def graded_parts(
     without ``required``, the part's sentences that share the most words with its question.
     ``questions`` (tools/rubric_claims.py's ``PARTS``) replaces the questions found in the statement
     where they are not its sentences (lecturer review s17, M4); a required claim that is a
-    ``rubric_claims.Written`` is stated in the rubric's own words, not taken from the model answer."""
+    ``rubric_claims.Written`` is stated in the rubric's own words, not taken from the model answer
+    (the sentences it names as ``replaces`` are taken, not repeated)."""
     asked = list(questions) if questions else parts(statement)
     points = POINTS["written"] * len(asked)
     keys = [_words(q) for q in asked]
@@ -682,6 +683,14 @@ def graded_parts(
             for openings in required
         ]
         taken = {j for part in chosen for claim in part for j in claim}
+        # the sentences a Written claim restates: taken, not listed again (lecturer review s29, M1)
+        taken |= {
+            j
+            for openings in required
+            for o in openings
+            if isinstance(o, written)
+            for j in _claim(sentences, getattr(o, "replaces", ()), where)
+        }
         texts = [
             [
                 str(o) if not claim else " ".join(sentences[j] for j in claim)
