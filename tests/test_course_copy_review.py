@@ -118,3 +118,32 @@ def test_the_command_marks_a_chapter_reviewed(tmp_path, capsys):
     assert export_grades.main(["--course", str(tmp_path / "course"), "--reviewed", chapter]) == 0
     assert "frank 16_beyond_bert: 2 flags marked reviewed" in capsys.readouterr().out
     assert export_grades.flag_warnings(reports, [chapter]) == []
+
+
+def test_the_formgrader_renders_its_maths_offline(tmp_path):
+    """Lecturer review s29, M4: the Formgrader showed raw TeX, loading MathJax 2 from a CDN (and its
+    formgrade.js stopped on "MathJax is not defined" offline). The course's templates/formgrade gives
+    its page the book's own MathJax 3 inline, with the startup signal formgrade.js waits for; the
+    page is rendered here as the Formgrader renders it (its exporter, the course's template folders)."""
+    import os
+
+    import nbgrader
+    from nbconvert.exporters import HTMLExporter
+
+    if not make_course.MATHJAX.exists():
+        pytest.skip("node_modules/mathjax is missing (npm ci)")
+    make_course._write_configs(tmp_path, tmp_path / "exchange")
+    nbgrader_templates = os.path.join(
+        os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"
+    )
+    exporter = HTMLExporter(
+        template_name="formgrade",
+        extra_template_basedirs=[str(tmp_path / "templates"), nbgrader_templates],
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("$w(i)^\\gamma$")])
+    resources = {"base_url": "", "notebook_path": "x", "index": 0, "total": 1}
+    resources |= {"assignment_id": "a", "notebook_id": "n", "submission_id": "s"}
+    resources |= {"student": "eve", "first_name": "", "last_name": ""}
+    html, _ = exporter.from_notebook_node(nb, resources=resources)
+    assert "cdnjs" not in html and "MathJax 3" in html  # the book's copy, inline
+    assert "MathJax.Hub = {" in html and "MathJax.startup.promise" in html

@@ -362,6 +362,22 @@ window.MathJax = {{
 {{%- endmacro %}}
 """
 
+# The Formgrader's page (nbgrader's template "formgrade") calls the same mathjax() macro, which loads
+# MathJax 2 from a CDN: offline, the rubrics and answers showed raw TeX, and formgrade.js stopped on
+# "MathJax is not defined" (lecturer review s29, M4; measured with headless Chromium on the review's
+# course: 0 formulas typeset and that error; with this file, 189 and none). The same inline MathJax 3,
+# with the one piece of MathJax 2 that formgrade.js calls (its startup signal) on top.
+FORMGRADE_SHIM = """<script>
+/* nbgrader's formgrade.js waits for MathJax 2's startup signal: MathJax 3's startup promise */
+MathJax.Hub = {
+  Startup: { signal: { Interest: function (f) {
+    MathJax.startup.promise.then(function () { f("End"); });
+  } } },
+  Queue: function () { return MathJax.typesetPromise(); },
+};
+</script>
+"""
+
 # The feedback page's figures: nbconvert's classic template gives a PNG the alt text of its cell (the
 # chapter's figure description, copied there by FigureAltText in CONFIG) but not an SVG, which the
 # page prefers; this base.html.j2 takes the place of classic's and gives the SVG the same alt text.
@@ -1290,11 +1306,19 @@ def _write_configs(out: Path, exchange: Path) -> None:
         version = json.loads((MATHJAX.parents[1] / "package.json").read_text())["version"]
         head.parent.mkdir(parents=True, exist_ok=True)
         head.write_text(FEEDBACK_HEAD.format(version=version, script=MATHJAX.read_text()))
+        # the Formgrader's page too (lecturer review s29, M4): FORMGRADE_SHIM before the macro ends
+        formgrade = templates / "formgrade" / "mathjax.html.j2"
+        formgrade.parent.mkdir(parents=True, exist_ok=True)
+        end = "{%- endmacro %}"
+        text = head.read_text().rstrip()
+        formgrade.write_text(text.removesuffix(end) + FORMGRADE_SHIM + end + "\n")
     else:
         head.unlink(missing_ok=True)
+        (templates / "formgrade" / "mathjax.html.j2").unlink(missing_ok=True)
         print(
-            f"note: {MATHJAX.relative_to(ROOT)} is missing (run `npm ci`): the feedback pages will "
-            "load MathJax from nbgrader's CDN, and their maths shows as TeX offline"
+            f"note: {MATHJAX.relative_to(ROOT)} is missing (run `npm ci`): the feedback pages and "
+            "the Formgrader will load MathJax from nbgrader's CDN, and their maths shows as TeX "
+            "offline"
         )
 
 
