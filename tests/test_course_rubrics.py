@@ -148,9 +148,10 @@ def test_chapter_16_counts_its_two_questions_on_lambda_as_two_parts():
     # lecturer review s21, M1: the shared embeddings answer the first question, not the second only
     assert "The parameters $\\lambda$ affects are the shared embeddings" in which_claims
     assert "What $\\lambda$ sets is who shapes" not in which_claims
-    assert (
-        "**The shared embeddings**" in how_claims and "**Global gradient clipping**" in how_claims
-    )
+    # lecturer review s29, M1: both mechanisms in the point, not the first alone
+    point = how_claims.split("\n")[0]
+    assert "the shared embeddings, where the two gradients add" in point
+    assert "global gradient clipping" in point
     _, exercises = _course("16_beyond_bert")
     assert exercises[2]["points"] == 2  # a point per question
 
@@ -420,3 +421,49 @@ def test_chapter_18s_claims_neither_restate_the_question_nor_cite_the_worked_dem
     assert "Start from $m = -\\infty$" not in scheme["ex1_rubric"], scheme["ex1_rubric"]
     assert "demo" not in scheme["ex4_rubric"], scheme["ex4_rubric"]
     assert "sees only $B_k$ of them" in scheme["ex4_rubric"]
+
+
+def _point(chapter: str, number: int, part: int = 1) -> str:
+    """The bullet that earns a rubric part's point (its only bullet where it lists one claim)."""
+    _, claims = _required(chapter)[number][part - 1]
+    return claims.split("\n")[0]
+
+
+def test_the_point_is_what_the_question_asks():
+    """Lecturer review s29, M1: "The point:" went to the wrong claim. Chapter 16's "through which
+    two mechanisms" gave it for one mechanism; chapter 2's "what the hard lookup hides" for argmax's
+    tie-breaking, not the tie; chapter 12's "which direction ..., and why?" left both reasons
+    optional; chapter 7's part 1 listed its point again as its "May add"."""
+    two = _point("16_beyond_bert", 3, 2)
+    assert "shared embeddings" in two and "clipping" in two and "each needed for the point" in two
+    hides = _point("02_attention_as_soft_lookup", 1)
+    assert hides.startswith(f"- {make_course.THE_POINT} What it hides is the tie itself")
+    assert "torch.argmax" not in hides
+    why = _point("12_elmo", 1)
+    assert "The backward LM finds *money* far more surprising" in why
+    assert 'The forward LM has read "the bank lent tom some"' in why  # the reasons: required
+    assert "has read nothing of the sentence but the final" in why
+    ((_, digit),) = _required("07_multi_head_attention")[1][:1]
+    point, *more = digit.split("\n")
+    assert more and all("0.999" not in m for m in more)  # no "May add" repeats the point
+    assert "After 300 steps" not in _required("07_multi_head_attention")[1][0][1]
+
+
+def test_a_why_or_two_part_question_requires_both_halves():
+    """Lecturer review s29, M1 (every rubric read against its question): a part that asks "and why"
+    has the reason in its point, a "which two" both, a "when" its condition."""
+    assert "mixes" in _point("02_attention_as_soft_lookup", 3, 3)
+    assert "1.8 nats less probable" in _point("04_bahdanau_and_luong", 3, 2)
+    assert "Normalisation matters when" in _point("04_bahdanau_and_luong", 3, 1)
+    assert "term $Z$" in _point("06_self_attention", 1)
+    assert _point("05_attention_beyond_translation", 2, 2).startswith(
+        f"- {make_course.THE_POINT} Position alone thus says only"
+    )
+    both = _point("01_seq2seq_to_attention", 2)
+    assert "plain decoder's only view" in both and "attention decoder reads" in both
+    for chapter in CHAPTERS:
+        for number, found in _required(chapter).items():
+            for question, claims in found:
+                if re.search(r"\band why\b|\bwhich two\b", question, re.I):
+                    first = claims.split("\n")[0]
+                    assert len(first) > 120, (chapter, number, question, first)

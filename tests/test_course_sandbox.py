@@ -830,7 +830,10 @@ def test_the_teachers_page_gives_the_graders_commands():
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "python ../tools/grade_course.py 02_attention_as_soft_lookup" in page
     assert "python tools/make_course.py --predictions-at-collection" in page
-    assert "--time-limit" in page and "tests/test_course_sandbox.py" in page
+    # the sandbox's design and its tested cheats: a page of their own (lecturer review s29, M5)
+    security = " ".join((ROOT / "book" / "teachers_security.md").read_text().split())
+    assert "--time-limit" in page and "tests/test_course_sandbox.py" in security
+    assert "(teachers_security.md)" in page
 
 
 def test_an_answer_using_a_cell_the_student_added_is_flagged_for_review(graded):

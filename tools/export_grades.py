@@ -139,6 +139,7 @@ def flag_warnings(
         saved = reports / f"{name}-flags.json"
         if not saved.is_file():
             continue
+        read = reviewed(reports, name)  # marked reviewed: silent (lecturer review s29, M2)
         # {the pair: who submitted first, or "order unknown"}
         pairs: dict[tuple[str, str], str] = {}
         book: dict[str, list[str]] = {}  # {"the worked solution": its students}
@@ -148,7 +149,8 @@ def flag_warnings(
             flags = [
                 flag
                 for flag, match in zip(flags, held)
-                if not match or (student, name, match[1]) not in graded_by_hand
+                if (not match or (student, name, match[1]) not in graded_by_hand)
+                and flag not in read.get(student, ())
             ]
             # two students alike: one problem, the pair's, naming no one's role (lecturer review
             # s23, M1); pairs that share a student are one group (course review s27, M3)
@@ -185,6 +187,42 @@ def flag_warnings(
             found.append((min(group), _alike(name, sorted(group), inside)))
         found += single
     return [line for _, line in sorted(found, key=lambda x: (x[0], x[1]))]
+
+
+def reviewed(reports: Path, chapter: str) -> dict[str, list[str]]:
+    """{student: flags} of ``chapter`` that the teacher marked reviewed (``reports/<chapter>-
+    reviewed.json``, written by :func:`mark_reviewed` or by hand): later exports do not warn of them
+    again (lecturer review s29, M2: every export repeated 14 to 21 warnings already read). A flag a
+    later grading run raises anew, in other words, warns again."""
+    path = reports / f"{chapter}-reviewed.json"
+    if not path.is_file():
+        return {}
+    found = json.loads(path.read_text())
+    if not isinstance(found, dict):
+        raise ValueError(f"{path}: expected {{student: [flags]}}, got {type(found).__name__}")
+    return found
+
+
+def mark_reviewed(reports: Path, chapter: str, students: list[str] | None = None) -> list[str]:
+    """Mark the flags that tools/grade_course.py raised in ``chapter`` (its ``reports/<chapter>-
+    flags.json``) as read, for ``students`` (default: all): they go into ``reports/<chapter>-
+    reviewed.json``, and later exports stop warning about them. Returns a line per student."""
+    saved = reports / f"{chapter}-flags.json"
+    if not saved.is_file():
+        raise ValueError(f"chapter: no flags to mark reviewed for {chapter} (no {saved})")
+    flags = json.loads(saved.read_text())
+    unknown = sorted(set(students or ()) - set(flags))
+    if unknown:
+        raise ValueError(f"students: {chapter} has no flags for {', '.join(unknown)}")
+    read = reviewed(reports, chapter)
+    said = []
+    for student in sorted(students or flags):
+        read[student] = sorted(set(read.get(student, [])) | set(flags[student]))
+        said.append(f"{student} {chapter}: {len(flags[student])} flags marked reviewed")
+    path = reports / f"{chapter}-reviewed.json"
+    path.write_text(json.dumps(read, indent=1, sort_keys=True) + "\n")
+    path.chmod(0o600)
+    return said
 
 
 # a student's flag about the book's own answer (tools/grade_course.py's _print_flags), and how the
@@ -402,8 +440,21 @@ def main(argv=None) -> int:
         action="store_true",
         help="export even while a submission has no submission time (not checked for lateness)",
     )
+    parser.add_argument(
+        "--reviewed",
+        nargs="+",
+        metavar=("CHAPTER", "STUDENT"),
+        help="mark the flags of CHAPTER (of these students; default all) as read: later exports do"
+        " not warn of them again",
+    )
     args = parser.parse_args(argv)
     try:
+        if args.reviewed:
+            reports = (args.course or Path("course")) / "reports"
+            for line in mark_reviewed(reports, args.reviewed[0], args.reviewed[1:] or None):
+                print(line)
+            if not (args.canvas or args.moodle):
+                return 0
         return _export(args, parser)
     except ValueError as e:  # a roster or a table that does not fit: one line, not a traceback
         print(f"export_grades.py: error: {e}", file=sys.stderr)
@@ -472,10 +523,12 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
                 file=sys.stderr,
             )
         raise
-    if grades.warnings:
+    if grades.warnings:  # something is pending (lecturer review s29, M2: not once it is not)
         print(
             f"export_grades.py: warning: {len(grades.warnings)} problems above: the export is "
-            "written, but these grades are not final",
+            "written, but these grades are not final until they are resolved (grade what needs a "
+            "manual grade; once a chapter's flags are read, mark them: export_grades.py --course . "
+            "--reviewed CHAPTER)",
             file=sys.stderr,
         )
     for path, rows, said, left_out in done:

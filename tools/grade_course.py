@@ -1006,12 +1006,13 @@ SOLUTION_MARKS = (
 )  # nbgrader's, as make_course writes them
 
 
-def code_shape(source: str, template: str = "") -> tuple[str, int] | None:
+def code_shape(source: str, template: str = "", keep_names: bool = False) -> tuple[str, int] | None:
     """An answer cell's code with every name renamed in order of appearance, docstrings dropped (the
     parser drops comments and spacing) and the statements of the answer cell's ``template`` left out
     where the student kept them (the stub ``def f(...): ...``, ``x = None``: lecturer review s13, a
     worked solution pasted under them went unflagged): (its dump, its number of syntax nodes), or
-    None if it does not parse. Two answers with the same dump are the same code with other names."""
+    None if it does not parse. Two answers with the same dump are the same code with other names;
+    with ``keep_names``, the same code with the same names (near-verbatim: :data:`CHANCE_NODES`)."""
     try:
         tree = ast.parse(transform(source))
     except (SyntaxError, ValueError):
@@ -1022,7 +1023,7 @@ def code_shape(source: str, template: str = "") -> tuple[str, int] | None:
     names: dict[str, str] = {}
 
     def rename(name: str) -> str:
-        return names.setdefault(name, f"n{len(names)}")
+        return name if keep_names else names.setdefault(name, f"n{len(names)}")
 
     for node in ast.walk(tree):
         body = getattr(node, "body", None)
@@ -1065,7 +1066,7 @@ def _must_write(statement: ast.stmt) -> bool:
 SHORT_METHOD = 2  # statements of a one-method class that every right answer writes (_must_write)
 
 
-def definition_shapes(source: str) -> dict[str, tuple[str, int]]:
+def definition_shapes(source: str, keep_names: bool = False) -> dict[str, tuple[str, int]]:
     """{its name: (dump, syntax nodes)} of each top-level function or class of a cell of CODE_NODES
     nodes or more, normalised as ``code_shape`` normalises a cell (lecturer review s17, S2: a worked
     solution's function pasted without its demonstration lines, or with an import added, changed the
@@ -1079,10 +1080,31 @@ def definition_shapes(source: str) -> dict[str, tuple[str, int]]:
         if isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             if _must_write(statement):
                 continue
-            shape = code_shape(ast.unparse(statement))
+            shape = code_shape(ast.unparse(statement), keep_names=keep_names)
             if shape and shape[1] >= CODE_NODES:
                 found[statement.name] = shape
     return found
+
+
+# Under this many syntax nodes, code that is the worked solution's only up to names is not called
+# "the book's worked solution" (lecturer review s29, M2): where the statement fixes the answer's
+# shape, short natural code coincides by chance. Measured on the review's case, chapter 16's
+# discriminator_loss: the worked solution's function is 50 nodes (mask, labels, BCE with logits),
+# and eve's and frank's, the same four lines with their own label name, 50 too; bob's own version is
+# 50 nodes of another shape. The book's smallest worked functions whose statement fixes their shape
+# (chapter 1's log_probs 46, chapter 4's local_m_weights 43, chapter 5's without_positions 45,
+# chapter 18's tile_mask 46, chapter 11's bank_batch 58) all lie under 60. Such a match is a copy
+# only if it is near-verbatim: the same code with the same names (comments and spacing aside).
+CHANCE_NODES = 60
+# how such a line says it: not a flag, not in the Formgrader's flags nor the export's warnings
+BY_CHANCE = "expected by chance"
+
+
+def _short_match(size: int, theirs: str, worked: str, template: str = "") -> bool:
+    """Whether code of ``size`` nodes that is the worked solution's up to names is a likeness
+    expected by chance (:data:`CHANCE_NODES`): short, and not the same names as well."""
+    mine, book = code_shape(theirs, template, keep_names=True), code_shape(worked, keep_names=True)
+    return size < CHANCE_NODES and not (mine and book and mine[0] == book[0])
 
 
 def code_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
@@ -1228,21 +1250,40 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
                 for k, v in theirs.items()
                 if (shape := code_shape(v, templates.get(k, ""))) and shape[1] >= CODE_NODES
             }
-    of_model, of_students = [], []
+    of_model, of_students, by_chance = [], [], []
     for student, theirs in sorted(shapes.items()):
         for grade_id, (dump, size) in sorted(theirs.items()):
             solution = code_shape(solutions.get(grade_id, ""))
             if student not in graded:
                 solution = None  # compared with the graded students below, not with the book
+            theirs_text = answers[student].get(grade_id, "")
             if solution and solution[0] == dump:
-                of_model.append(
-                    f"{student} {grade_id}: the same code as the worked solution (up to names, "
-                    f"comments and spacing; {size} syntax nodes)"
-                )
+                worked_text, template = solutions.get(grade_id, ""), templates.get(grade_id, "")
+                if _short_match(size, theirs_text, worked_text, template):
+                    by_chance.append(
+                        f"{student} {grade_id}: short code like the worked solution's up to names "
+                        f"({size} syntax nodes, under {CHANCE_NODES}; {BY_CHANCE})"
+                    )
+                else:
+                    of_model.append(
+                        f"{student} {grade_id}: the same code as the worked solution (up to names, "
+                        f"comments and spacing; {size} syntax nodes)"
+                    )
             worked = {d: name for name, (d, _) in worked_defs(grade_id).items()}
             whole = bool(solution and solution[0] == dump)  # said already
             for name, (their_dump, their_size) in definitions[student].get(grade_id, {}).items():
                 if their_dump in worked and not whole and student in graded:
+                    verbatim = definition_shapes(theirs_text, keep_names=True).get(name)
+                    book = definition_shapes(solutions.get(grade_id, ""), keep_names=True).get(
+                        worked[their_dump]
+                    )
+                    if their_size < CHANCE_NODES and not (verbatim and verbatim == book):
+                        by_chance.append(
+                            f"{student} {grade_id}: the short function {name} is like the worked "
+                            f"solution's {worked[their_dump]} up to names ({their_size} syntax "
+                            f"nodes, under {CHANCE_NODES}; {BY_CHANCE})"
+                        )
+                        continue
                     of_model.append(
                         f"{student} {grade_id}: the function {name} is the worked solution's "
                         f"{worked[their_dump]} (up to names, comments and spacing; {their_size} "
@@ -1270,7 +1311,7 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
                         f"and spacing; {size} syntax nodes)"
                         + submission_times(course, chapter, student, other)
                     )
-    return of_model + of_students
+    return of_model + of_students + by_chance
 
 
 # --- the course's grading material: cases and references the students' package does not hold --------
@@ -3261,7 +3302,8 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
         for line in REPAIRED.get(student, {}).values():
             flagged.setdefault(student, []).append(f"notebook repaired: {line}")
     strong, _ = strong_and_weak(copy_flags(course, chapter, students))
-    for line in strong + code_copy_flags(course, chapter, students):
+    code = [line for line in code_copy_flags(course, chapter, students) if BY_CHANCE not in line]
+    for line in strong + code:  # a likeness expected by chance is no flag (lecturer review s29, M2)
         # two students alike: the pair and who submitted first, for each of them, no role (lecturer
         # review s23, M1); one alike with the model answer or the worked solution: that
         pair, first = _PAIR.match(line), _FIRST.search(line)
@@ -3422,6 +3464,8 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
             "students may share a variant):\n  " + "\n  ".join(theirs)
         )
     code = code_copy_flags(course, chapter, students)
+    chance = [line for line in code if BY_CHANCE in line]
+    code = [line for line in code if BY_CHANCE not in line]
     if code:
         print(
             f"possible copied code ({len(code)} likenesses of answers of {CODE_NODES} syntax nodes "
@@ -3429,6 +3473,13 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
             "comments and spacing, in groups; a student who took the worked solution, as the "
             "book allows, is listed with it: read them):\n  "
             + "\n  ".join(copy_clusters(course, chapter, code))
+        )
+    if chance:  # lecturer review s29, M2: natural four-line answers were "the worked solution"
+        print(
+            f"short code like the worked solution ({len(chance)} answers under {CHANCE_NODES} "
+            "syntax nodes, the same as the worked solution's but for their names: where the "
+            "statement fixes the answer's shape, such code is often written so by chance; not "
+            "flagged, and not in the export's warnings):\n  " + "\n  ".join(chance)
         )
     if REFUSED:
         print(

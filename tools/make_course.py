@@ -362,6 +362,22 @@ window.MathJax = {{
 {{%- endmacro %}}
 """
 
+# The Formgrader's page (nbgrader's template "formgrade") calls the same mathjax() macro, which loads
+# MathJax 2 from a CDN: offline, the rubrics and answers showed raw TeX, and formgrade.js stopped on
+# "MathJax is not defined" (lecturer review s29, M4; measured with headless Chromium on the review's
+# course: 0 formulas typeset and that error; with this file, 189 and none). The same inline MathJax 3,
+# with the one piece of MathJax 2 that formgrade.js calls (its startup signal) on top.
+FORMGRADE_SHIM = """<script>
+/* nbgrader's formgrade.js waits for MathJax 2's startup signal: MathJax 3's startup promise */
+MathJax.Hub = {
+  Startup: { signal: { Interest: function (f) {
+    MathJax.startup.promise.then(function () { f("End"); });
+  } } },
+  Queue: function () { return MathJax.typesetPromise(); },
+};
+</script>
+"""
+
 # The feedback page's figures: nbconvert's classic template gives a PNG the alt text of its cell (the
 # chapter's figure description, copied there by FigureAltText in CONFIG) but not an SVG, which the
 # page prefers; this base.html.j2 takes the place of classic's and gives the SVG the same alt text.
@@ -616,7 +632,8 @@ def graded_parts(
     without ``required``, the part's sentences that share the most words with its question.
     ``questions`` (tools/rubric_claims.py's ``PARTS``) replaces the questions found in the statement
     where they are not its sentences (lecturer review s17, M4); a required claim that is a
-    ``rubric_claims.Written`` is stated in the rubric's own words, not taken from the model answer."""
+    ``rubric_claims.Written`` is stated in the rubric's own words, not taken from the model answer
+    (the sentences it names as ``replaces`` are taken, not repeated)."""
     asked = list(questions) if questions else parts(statement)
     points = POINTS["written"] * len(asked)
     keys = [_words(q) for q in asked]
@@ -682,6 +699,14 @@ def graded_parts(
             for openings in required
         ]
         taken = {j for part in chosen for claim in part for j in claim}
+        # the sentences a Written claim restates: taken, not listed again (lecturer review s29, M1)
+        taken |= {
+            j
+            for openings in required
+            for o in openings
+            if isinstance(o, written)
+            for j in _claim(sentences, getattr(o, "replaces", ()), where)
+        }
         texts = [
             [
                 str(o) if not claim else " ".join(sentences[j] for j in claim)
@@ -1281,11 +1306,19 @@ def _write_configs(out: Path, exchange: Path) -> None:
         version = json.loads((MATHJAX.parents[1] / "package.json").read_text())["version"]
         head.parent.mkdir(parents=True, exist_ok=True)
         head.write_text(FEEDBACK_HEAD.format(version=version, script=MATHJAX.read_text()))
+        # the Formgrader's page too (lecturer review s29, M4): FORMGRADE_SHIM before the macro ends
+        formgrade = templates / "formgrade" / "mathjax.html.j2"
+        formgrade.parent.mkdir(parents=True, exist_ok=True)
+        end = "{%- endmacro %}"
+        text = head.read_text().rstrip()
+        formgrade.write_text(text.removesuffix(end) + FORMGRADE_SHIM + end + "\n")
     else:
         head.unlink(missing_ok=True)
+        (templates / "formgrade" / "mathjax.html.j2").unlink(missing_ok=True)
         print(
-            f"note: {MATHJAX.relative_to(ROOT)} is missing (run `npm ci`): the feedback pages will "
-            "load MathJax from nbgrader's CDN, and their maths shows as TeX offline"
+            f"note: {MATHJAX.relative_to(ROOT)} is missing (run `npm ci`): the feedback pages and "
+            "the Formgrader will load MathJax from nbgrader's CDN, and their maths shows as TeX "
+            "offline"
         )
 
 

@@ -24,7 +24,18 @@ import re
 class Written(str):
     """A required claim in the rubric's own words, where no sentence of the model answer states it
     as the question asks (lecturer review s17, M4: chapter 17's exercise 1 asked why the scores
-    agree, and the model answer's sentence restated the result at the worked solution's positions)."""
+    agree, and the model answer's sentence restated the result at the worked solution's positions).
+
+    ``replaces`` names (by their openings) the model answer's sentences it restates: they are
+    taken, not listed again as a claim or as context (lecturer review s29, M1: chapter 7's point
+    and its "May add" were the same sentence twice)."""
+
+    replaces: tuple[str, ...]
+
+    def __new__(cls, text: str, replaces: str | tuple[str, ...] = ()):
+        self = super().__new__(cls, text)
+        self.replaces = (replaces,) if isinstance(replaces, str) else tuple(replaces)
+        return self
 
 
 # PARTS[chapter][exercise]: the questions of a written answer, where the statement's own sentences
@@ -88,6 +99,23 @@ PARTS: dict[str, dict[int, list[str]]] = {
 
 REQUIRED: dict[str, dict[int, list[list]]] = {
     "01": {
+        # "explain the difference from how each decoder gets its information about the source": the
+        # point is both decoders, the plain one's only view (c) and the attention one's (the h_j);
+        # it went to the attention decoder alone (lecturer review s29, M1: the rubrics read again)
+        2: [
+            [
+                Written(
+                    "The plain decoder's only view of the source is its summary $\\mathbf c$ (in"
+                    " $\\mathbf s_0$ and at every step), so with $\\mathbf c = \\mathbf 0$ every"
+                    " source looks the same to it and it writes one sentence for all; the attention"
+                    " decoder reads the source through its weights over the encoder states"
+                    " $\\mathbf h_j$, which are untouched, and lost only its starting state"
+                    " $\\mathbf s_0$.",
+                    replaces=("It writes the same sentence", "Its decoder reads the source"),
+                ),
+                "With the summary gone, the attention model's longest",
+            ]
+        ],
         # "every word harder, or some positions?": the model answer says every word after the
         # first quarter, and why the first quarter is easier
         3: [
@@ -98,6 +126,15 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "02": {
+        # "explain what the hard lookup hides": the tie itself, not argmax's tie-breaking (lecturer
+        # review s29, M1: the answer to the question was only "May add")
+        1: [
+            [
+                "What it hides is the tie itself",
+                "The hard lookup returns",
+                "The copy's score equals",
+            ]
+        ],
         # read against their questions (make course warned: no shared word), kept as they were
         2: [["Content weights are", "So $w(i)^\\gamma", "In general, sharpening is"]],
         3: [
@@ -107,8 +144,9 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
                 "The dot product, ",
             ],
             ["The cosine's does not change at all"],
-            # not "The chapter *Scoring functions* compares the two": a pointer, not a claim
-            ["Every wrong read returns a row", "The dot product mixes"],
+            # not "The chapter *Scoring functions* compares the two": a pointer, not a claim;
+            # "which slots ..., and why?": the why is part of the point (lecturer review s29, M1)
+            [("Every wrong read returns a row", "The dot product mixes")],
         ],
     },
     "03": {
@@ -146,13 +184,22 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
             ["On this corpus local-m fits", "The reason is the corpus"],
             ["In a language pair with long-distance", "Luong et al. obtained"],
         ],
+        # "when does normalisation matter?": the condition, not the plain model's lengths; "does it
+        # change the attention model's output, and why?": the why is part of the point (lecturer
+        # review s29, M1: both went to "May add")
+        3: [
+            ["Normalisation matters when", "For the plain model normalisation"],
+            [("For the attention model nothing changes", "The attention model gives its best")],
+        ],
     },
     "05": {
         # PARTS: the two reasons, not the predictions `suffers_most` and `two_shapes_lose_5` (lecturer
         # review s23, M2): the zero padding, and what it cannot order
         2: [
             ["Some order survives because", "`conv2` and `conv3` have stride 2"],
-            ["That orders two shapes well", "Position alone thus says only"],
+            # "why not more?": what position alone says is the reason, the 82% and 27% what it
+            # costs (lecturer review s29, M1)
+            ["Position alone thus says only", "That orders two shapes well"],
         ],
         # "explain the difference from the gradients": no gradient to W_q and W_k, a tiny one to v_a,
         # so the run first has to grow v_a
@@ -165,6 +212,15 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "06": {
+        # "say which term of H makes the difference": the term Z, not the ratios the check prints
+        # (lecturer review s29, M1)
+        1: [
+            [
+                "The difference comes from the term",
+                "In the sentence ending in",
+                "The term $X$ keeps",
+            ]
+        ],
         # "what could keep the entries at a known size?": a normalization of x, not of q and k
         2: [
             [
@@ -181,11 +237,17 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         # are what a full answer may add (lecturer review s23, M3: one bullet of five numbers)
         1: [
             [
+                # it restates "After 300 steps ...", whose loss is what a full answer may add
+                # (lecturer review s29, M1: the point and its "May add" were the same sentence)
                 Written(
                     "The previous digit, right everywhere: the single head puts 0.999 of its weight"
-                    " on the previous token, and the matching digit is right only by chance (0.20)."
+                    " on the previous token, and the matching digit is right only by chance (0.20).",
+                    replaces="After 300 steps its single head",
                 ),
-                "After 300 steps its single head",
+                Written(
+                    "The loss settles where guessing the matching digit leaves it: $\\ln 5$ at the"
+                    " 65% of positions where the partner is another token, about 1.04."
+                ),
             ],
             [
                 "One softmax gives each query one distribution",
@@ -219,12 +281,17 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "12": {
-        # "which direction finds money more surprising, and why?": the why is each direction's context
+        # "which direction finds money more surprising, and why?": the why is each direction's
+        # context, part of the point (lecturer review s29, M1: both reasons were "May add")
         1: [
             [
-                "The backward LM finds *money* far more surprising",
-                "The forward LM has read",
-                ("The backward LM predicts *money* from", "`<eos>`"),
+                (
+                    "The backward LM finds *money* far more surprising",
+                    "The forward LM has read",
+                    "The backward LM predicts *money* from",
+                    "`<eos>`",
+                ),
+                "Each direction is surprised by",
             ]
         ],
         # PARTS: "which part is largest, and why?" (what each LSTM holds), "which tensor is extra, and
@@ -331,9 +398,21 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
                 ),
                 "The discriminator's own weights receive gradient",
             ],
+            # "which two mechanisms?": the point needs both (lecturer review s29, M1: it named one)
             [
-                ("$\\lambda$ matters in two places only", "**The shared embeddings**"),
-                "**Global gradient clipping**",
+                Written(
+                    "Both mechanisms, each needed for the point (one alone earns half): the shared"
+                    " embeddings, where the two gradients add, so $\\lambda$ decides which network"
+                    " shapes them; and global gradient clipping, since `fit` rescales the whole"
+                    " gradient to norm 1 and $\\lambda$ sets the total norm it clips (37.39 at"
+                    " $\\lambda = 50$ against 3.22 at $\\lambda = 1$).",
+                    replaces=(
+                        "$\\lambda$ matters in two places only",
+                        "**The shared embeddings**",
+                        "**Global gradient clipping**",
+                    ),
+                ),
+                "At $\\lambda = 50$ every step of the run was clipped",
             ],
         ],
     },
@@ -424,7 +503,6 @@ KEY_WORDS_READ: dict[tuple[str, int, int], str] = {
         3,
         2,
     ): "'why does reading the first position work there?': BERT's attention is not masked",
-    ("16", 3, 2): "'through which two mechanisms?': the point names the first of the two places",
 }
 
 # The words of a question that say what it asks, not how (lecturer review s23, S3): besides the

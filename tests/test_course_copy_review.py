@@ -1,0 +1,149 @@
+"""The copy report's noise (lecturer review s29, M2): short code whose shape the statement fixes is
+not called "the book's worked solution" unless it is near-verbatim (chapter 16's
+``discriminator_loss``: the natural four lines, 50 syntax nodes); a teacher can mark a chapter's flags
+reviewed, and later exports stop warning about them; the export says its grades are not final only
+while something is pending."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import export_grades  # noqa: E402
+import grade_course  # noqa: E402
+import make_course  # noqa: E402
+
+# eve's and frank's answer in the review: the worked solution's code, with a label name of her own
+NATURAL = """def discriminator_loss(logits, original, masked, corrupted, attention_mask):
+    real = attention_mask.bool()
+    y = (corrupted != original).float()
+    return torch.nn.functional.binary_cross_entropy_with_logits(logits[real], y[real])
+"""
+# the worked solution's function with its own names, its comments and docstring dropped
+VERBATIM = """def discriminator_loss(logits, original, masked, corrupted, attention_mask):
+    real = attention_mask.bool()
+    labels = (corrupted != original).float()
+    return torch.nn.functional.binary_cross_entropy_with_logits(logits[real], labels[real])
+"""
+
+
+def _course(tmp_path: Path, submitted: dict[str, str]) -> tuple[str, str]:
+    make_course.write_course(tmp_path, ["16"])
+    chapter = next((tmp_path / "source").iterdir()).name
+    begin = grade_course.SOLUTION_MARKS[0]
+    for student, text in submitted.items():
+        nb = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+        for cell in nb.cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("grade_id") == "ex1_answer":
+                cell.source = text
+            elif meta.get("solution") and cell.cell_type == "code":
+                cell.source = cell.source.split(begin, 1)[0]
+        folder = tmp_path / "submitted" / student / chapter
+        folder.mkdir(parents=True)
+        nbformat.write(nb, folder / f"{chapter}.ipynb")
+    return chapter, "ex1_answer"
+
+
+def test_short_natural_code_is_not_the_worked_solution_unless_near_verbatim(tmp_path):
+    leak = "import numpy as _np\nprint('no leak')\n\n\n"  # frank's cell: more than the function
+    chapter, grade_id = _course(
+        tmp_path, {"eve": NATURAL, "frank": leak + NATURAL, "ali": VERBATIM}
+    )
+    assert grade_course.code_shape(NATURAL)[1] == 50 < grade_course.CHANCE_NODES
+    flags = grade_course.code_copy_flags(tmp_path, chapter, ["ali", "eve", "frank"])
+    chance = [f for f in flags if grade_course.BY_CHANCE in f]
+    assert [f.split()[0] for f in chance] == ["eve", "frank"], flags
+    for line in chance:  # the worked solution's cell holds more: its function is compared
+        assert "the short function discriminator_loss is like the worked solution's" in line
+        assert "(50 syntax nodes, under 60; expected by chance)" in line
+    book = [f for f in flags if grade_course.BY_CHANCE not in f and "worked solution" in f]
+    assert [f.split()[0] for f in book] == ["ali"], flags  # near-verbatim: still the book's
+    clusters = grade_course.copy_clusters(tmp_path, chapter, book)
+    assert f"{grade_id}: 1 answer is the book's worked solution: ali" in clusters
+
+
+def test_the_report_keeps_expected_coincidences_out_of_the_flags(tmp_path, capsys):
+    chapter, _ = _course(tmp_path, {"eve": NATURAL})
+    grade_course._print_flags(tmp_path, chapter, ["eve"], [])
+    out = capsys.readouterr().out
+    assert "short code like the worked solution (1 answers under 60 syntax nodes" in out
+    saved = tmp_path / "reports" / f"{chapter}-flags.json"
+    # (her written answers are the source's model answers: those are flagged, her code is not)
+    assert "alike with the worked solution" not in json.loads(saved.read_text()).get("eve", [])
+
+
+def _flags(reports: Path, chapter: str) -> None:
+    reports.mkdir()
+    flags = {
+        "alice": ["alike with the worked solution"],
+        "bob": ["alike with frank; bob submitted first"],
+        "frank": ["alike with bob; bob submitted first", "ex1_test needs manual review"],
+    }
+    (reports / f"{chapter}-flags.json").write_text(json.dumps(flags))
+
+
+def test_a_chapter_marked_reviewed_no_longer_warns(tmp_path):
+    reports, chapter = tmp_path / "reports", "16_beyond_bert"
+    _flags(reports, chapter)
+    assert len(export_grades.flag_warnings(reports, [chapter])) == 3
+    said = export_grades.mark_reviewed(reports, chapter, ["alice"])
+    assert said == [f"alice {chapter}: 1 flags marked reviewed"]
+    warnings = export_grades.flag_warnings(reports, [chapter])
+    assert len(warnings) == 2 and not any("worked solution" in w for w in warnings), warnings
+    export_grades.mark_reviewed(reports, chapter)
+    assert export_grades.flag_warnings(reports, [chapter]) == []
+    # a flag a later grading run raises anew warns again
+    flags = json.loads((reports / f"{chapter}-flags.json").read_text())
+    flags["frank"].append("ex2_test needs manual review")
+    (reports / f"{chapter}-flags.json").write_text(json.dumps(flags))
+    (new,) = export_grades.flag_warnings(reports, [chapter])
+    assert new.startswith(f"frank {chapter}: flagged when graded (ex2_test needs manual review")
+    with pytest.raises(ValueError, match="students: 16_beyond_bert has no flags for zed"):
+        export_grades.mark_reviewed(reports, chapter, ["zed"])
+    with pytest.raises(ValueError, match="no flags to mark reviewed for 07"):
+        export_grades.mark_reviewed(reports, "07")
+
+
+def test_the_command_marks_a_chapter_reviewed(tmp_path, capsys):
+    reports, chapter = tmp_path / "course" / "reports", "16_beyond_bert"
+    reports.parent.mkdir()
+    _flags(reports, chapter)
+    assert export_grades.main(["--course", str(tmp_path / "course"), "--reviewed", chapter]) == 0
+    assert "frank 16_beyond_bert: 2 flags marked reviewed" in capsys.readouterr().out
+    assert export_grades.flag_warnings(reports, [chapter]) == []
+
+
+def test_the_formgrader_renders_its_maths_offline(tmp_path):
+    """Lecturer review s29, M4: the Formgrader showed raw TeX, loading MathJax 2 from a CDN (and its
+    formgrade.js stopped on "MathJax is not defined" offline). The course's templates/formgrade gives
+    its page the book's own MathJax 3 inline, with the startup signal formgrade.js waits for; the
+    page is rendered here as the Formgrader renders it (its exporter, the course's template folders)."""
+    import os
+
+    import nbgrader
+    from nbconvert.exporters import HTMLExporter
+
+    if not make_course.MATHJAX.exists():
+        pytest.skip("node_modules/mathjax is missing (npm ci)")
+    make_course._write_configs(tmp_path, tmp_path / "exchange")
+    nbgrader_templates = os.path.join(
+        os.path.dirname(nbgrader.__file__), "server_extensions", "formgrader", "templates"
+    )
+    exporter = HTMLExporter(
+        template_name="formgrade",
+        extra_template_basedirs=[str(tmp_path / "templates"), nbgrader_templates],
+    )
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("$w(i)^\\gamma$")])
+    resources = {"base_url": "", "notebook_path": "x", "index": 0, "total": 1}
+    resources |= {"assignment_id": "a", "notebook_id": "n", "submission_id": "s"}
+    resources |= {"student": "eve", "first_name": "", "last_name": ""}
+    html, _ = exporter.from_notebook_node(nb, resources=resources)
+    assert "cdnjs" not in html and "MathJax 3" in html  # the book's copy, inline
+    assert "MathJax.Hub = {" in html and "MathJax.startup.promise" in html
