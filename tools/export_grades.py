@@ -11,6 +11,10 @@ manual) less the late penalty, 0 where nothing was submitted once the deadline h
 assignment that has no points yet (its deadline is set, but ``nbgrader generate_assignment`` has not
 been run for it) is left out, unless ``--assignment`` names it.
 
+It refuses to export while ``tools/grade_course.py`` is grading a chapter, or after a grading run
+was interrupted (its marker, ``course/grading-CHAPTER.lock``, is still there: the gradebook holds a
+part of the run); ``--force`` exports all the same.
+
 It warns (on stderr, and exports all the same) about a submission whose answers still need a manual
 grade (the written answers, or an answer ``grade_course.py`` marked for manual review: the export
 counts them as 0) and about a score above its cell's maximum (a typing slip in the Formgrader).
@@ -125,6 +129,21 @@ def read_gradebook(
         reports = Path(gradebook).resolve().parent / "reports"
         grades.warnings += flag_warnings(reports, names, graded_by_hand)
     return grades
+
+
+def grading_markers(gradebook: str | Path, assignments: list[str] | None = None) -> list[str]:
+    """A sentence for each grading run (``tools/grade_course.py``) that is going on, or was
+    interrupted, in the course folder of ``gradebook`` (its markers, ``tools/grading_marker.py``);
+    none for a gradebook given by URL."""
+    if "://" in str(gradebook):
+        return []
+    tools = str(Path(__file__).resolve().parent)
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    import grading_marker
+
+    course = Path(gradebook).resolve().parent
+    return [grading_marker.describe(m) for m in grading_marker.markers(course, assignments)]
 
 
 def flag_warnings(
@@ -398,6 +417,11 @@ def main(argv=None) -> int:
         help="leave out (and list) the students the roster, or Moodle's e-mail column, has no row for",
     )
     parser.add_argument(
+        "--force",
+        action="store_true",
+        help="export even while grade_course.py is grading a chapter, or its run was interrupted",
+    )
+    parser.add_argument(
         "--allow-unknown-times",
         action="store_true",
         help="export even while a submission has no submission time (not checked for lateness)",
@@ -414,6 +438,17 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not (args.canvas or args.moodle):
         parser.error("nothing to write: give --canvas and/or --moodle")
     gradebook = args.gradebook or (args.course or Path("course")) / "gradebook.db"
+    running = grading_markers(gradebook, args.assignment)
+    if running and not args.force:
+        # points not yet earned would be exported (lecturer review s29, M3)
+        raise ValueError(
+            "a grading run has not finished, so the gradebook holds a part of it: "
+            + "; ".join(running)
+            + ". Wait for it, or grade the chapter again; or export anyway with --force; "
+            "nothing is written"
+        )
+    for line in running:
+        print(f"export_grades.py: warning (--force): {line}", file=sys.stderr)
     grades = read_gradebook(gradebook, args.assignment)
     for warning in grades.warnings:
         print(f"export_grades.py: warning: {warning}", file=sys.stderr)
