@@ -78,6 +78,17 @@ def fused(self, x):
 Heads.forward = fused""",
         "runs the H = 3 heads one after another",
     ),
+    # lecturer review s29, m2: an exception of the module's forward names the student's line (it
+    # was "raised RuntimeError, in the grader")
+    "concatenated_on_dim_1": (
+        "Heads.forward = lambda self, x: self.W_O(torch.cat(self.parts(x), dim=1))\n"
+        "Heads.parts = lambda self, x: [\n"
+        "    scaled_dot_product_attention(q(x), k(x), v(x))[0]\n"
+        "    for q, k, v in zip(self.W_Q, self.W_K, self.W_V)\n"
+        "]",
+        "raised RuntimeError, at line 31 of your cell (`Heads.forward = lambda self, x: "
+        "self.W_O(torch.cat(self.parts(x), dim=1))`)",
+    ),
 }
 
 
