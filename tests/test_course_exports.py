@@ -137,3 +137,25 @@ def test_grading_leaves_its_marker_only_when_it_stops_before_the_end(tmp_path, m
     said = grading_marker.describe(marker)
     assert "was interrupted at" in said and "grade it again" in said
     assert ("Ctrl-C" if isinstance(stop, KeyboardInterrupt) else "the disk is full") in said
+
+
+def test_an_export_warns_about_submissions_collected_but_not_graded(
+    gradebook,  # noqa: F811
+    tmp_path,
+    capsys,
+):
+    """Lecturer review s29, m4: two submissions collected with zip_collect, not yet graded, were
+    left out of the export without a word."""
+    for student in ("hank", "alice"):  # hank: not in the gradebook at all; alice: graded
+        folder = gradebook.parent / "submitted" / student / A
+        folder.mkdir(parents=True)
+        (folder / f"{A}.ipynb").write_text("{}")
+    out = tmp_path / "moodle.csv"
+    assert export_grades.main(["--gradebook", str(gradebook), "--moodle", str(out)]) == 0
+    err = capsys.readouterr().err
+    assert (
+        f"warning: hank {A}: collected (submitted/hank/{A}) but not graded yet, so the export "
+        f"leaves it out or counts it as missing: grade it (python tools/grade_course.py {A} "
+        "--student hank)" in err
+    )
+    assert "alice" not in err and "1 problems above" in err

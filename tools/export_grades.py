@@ -17,7 +17,8 @@ part of the run); ``--force`` exports all the same.
 
 It warns (on stderr, and exports all the same) about a submission whose answers still need a manual
 grade (the written answers, or an answer ``grade_course.py`` marked for manual review: the export
-counts them as 0) and about a score above its cell's maximum (a typing slip in the Formgrader).
+counts them as 0), about a score above its cell's maximum (a typing slip in the Formgrader), and
+about a submission collected into ``submitted/`` that has no grade yet.
 
 - **Canvas** (*Grades, Import*): the columns ``Student, ID, SIS User ID, SIS Login ID, Section``, then
   one column per assignment, ``<name> (<Canvas assignment id>)``; the second row is ``Points
@@ -104,6 +105,7 @@ def read_gradebook(
             assignments=[(n, float(gb.find_assignment(n).max_score)) for n in names],
         )
         graded_by_hand = set()  # (student, assignment, cell) with a manual grade
+        in_gradebook = set()  # (student, assignment) with a submission in the gradebook
         now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         due = {n: gb.find_assignment(n).duedate for n in names}
         for student in grades.students:
@@ -114,6 +116,7 @@ def read_gradebook(
                     not_yet = due[name] is not None and due[name] > now
                     score = None if not_yet else 0.0
                 else:
+                    in_gradebook.add((student["id"], name))
                     score = max(0.0, sub.score - (sub.late_submission_penalty or 0.0))
                     grades.warnings += _submission_warnings(sub, student["id"], name)
                     graded_by_hand |= {
@@ -128,7 +131,30 @@ def read_gradebook(
     if "://" not in str(gradebook):
         reports = Path(gradebook).resolve().parent / "reports"
         grades.warnings += flag_warnings(reports, names, graded_by_hand)
+        grades.warnings += collected_not_graded(
+            Path(gradebook).resolve().parent, names, in_gradebook
+        )
     return grades
+
+
+def collected_not_graded(course: Path, names: list[str], graded: set[tuple[str, str]]) -> list[str]:
+    """A warning for each submission collected into ``course/submitted/`` (``nbgrader collect`` or
+    ``zip_collect``) of an assignment of ``names`` that the gradebook has no grade of yet: the
+    export leaves it out, or counts it as missing work (lecturer review s29, m4)."""
+    folder = course / "submitted"
+    if not folder.is_dir():
+        return []
+    said = []
+    for student in sorted(p.name for p in folder.iterdir() if p.is_dir()):
+        for name in names:
+            if (student, name) in graded or not any((folder / student / name).glob("*.ipynb")):
+                continue
+            said.append(
+                f"{student} {name}: collected (submitted/{student}/{name}) but not graded yet, so "
+                f"the export leaves it out or counts it as missing: grade it "
+                f"(python tools/grade_course.py {name} --student {student})"
+            )
+    return said
 
 
 def grading_markers(gradebook: str | Path, assignments: list[str] | None = None) -> list[str]:
