@@ -58,6 +58,10 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
    Formgrader's "needs manual grade" then clears once the written answers are graded), and the late
    penalties are computed again from the sandbox's points (``term_plan.py penalties``).
 
+While it grades, the run keeps a marker in the course folder, ``grading-CHAPTER.lock``
+(tools/grading_marker.py), and removes it at the end; a run stopped by an error, Ctrl-C or SIGTERM
+leaves it, saying so. ``export_grades.py`` refuses to export while a marker is there (``--force``).
+
 The time limits: ``--time-limit`` seconds of wall time for each call of a student's function (the
 checker's feedback says "did not finish in N s"), ``--cell-limit`` for running the answer cells, and
 ``--cpu-limit`` CPU seconds for the whole child; ``--memory`` GB of address space for the child.
