@@ -450,8 +450,8 @@ def _where(error: BaseException, func: Any) -> str:
     if frames and Path(code.co_filename).resolve().is_relative_to(_LIBRARY.parent / "tools"):
         # the course grader's stand-in for the reader's module (its forward): the error its call
         # brings back from the sandbox is raised again at the line of the reader's cell it came
-        # from (its frame, "<answer ...>"): that line, as the feedback promises (lecturer review
-        # s29, m2); a refusal it raises itself is in the grader, not "at line 1958 of your cell"
+        # from (its frame, "<answer ...>"): that line, as the feedback promises (course-kit
+        # review s29, m2); a refusal it raises itself is in the grader, not "at line 1958 of your cell"
         # (course-kit review s24, M2)
         own = [
             f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith("<answer")

@@ -391,7 +391,7 @@ def _check_uses_its_layers(
     )
 
 
-# --- the heads run one after another (lecturer review s29, S1) ---------------------------------------------
+# --- the heads run one after another (course-kit review s29, S1) ---------------------------------------------
 # An answer that held the per-head layers, then fused their weights back and ran all heads in one call of
 # torch's scaled_dot_product_attention on [B, H, T, D/H], got 2/2: the outputs are the same. The checker
 # hands the module an x that notes each attention its forward computes: a call of
