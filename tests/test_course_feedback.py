@@ -426,3 +426,49 @@ def test_the_feedback_gives_no_order_to_run_a_cell_again():
             r"[^\"']*run (?:this|that) (?:cell|one) again[^\"']*", path.read_text()
         ):
             assert "again" not in grade_course.graded_wording(advice), (path.name, advice)
+
+
+def test_a_teachers_zero_after_a_review_is_said_too(course, tmp_path):
+    """Lecturer review s29, m3: a teacher's 0 on an answer sent for manual review read as not
+    reviewed ("needs manual review ... It got 0 anyway"). TeachersGrade asks the gradebook whether
+    the teacher graded the cell: a manual 0 is said as the teacher's; a cell not graded by hand is
+    left alone."""
+    from nbconvert.exporters import NotebookExporter
+    from nbgrader.api import Gradebook
+    from nbgrader.converters import GenerateFeedback
+
+    chapter = "02_attention_as_soft_lookup"
+    url = f"sqlite:///{tmp_path / 'gradebook.db'}"
+    with Gradebook(url) as gb:
+        gb.add_assignment(chapter)
+        gb.add_notebook(chapter, chapter)
+        for cell in ("reviewed", "pending"):
+            gb.add_grade_cell(cell, chapter, chapter, max_score=2, cell_type="code")
+        gb.add_student("eve")
+        gb.add_submission(chapter, "eve")
+        gb.find_grade("reviewed", chapter, chapter, "eve").manual_score = 0.0
+        gb.db.commit()
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    teachers = GenerateFeedback(config=config).preprocessors[4]
+    assert teachers.__name__ == "TeachersGrade"
+    note = "needs manual review: the answer cell uses `globals(...)`"
+    cells = []
+    for grade_id in ("reviewed", "pending"):
+        cell = nbformat.v4.new_code_cell("check_sharpen(sharpen)")
+        cell.metadata["nbgrader"] = {
+            "grade": True,
+            "grade_id": grade_id,
+            "score": 0.0,
+            "points": 2.0,
+        }
+        cell.outputs = [nbformat.v4.new_output("error", ename="E", evalue=note, traceback=[])]
+        cells.append(cell)
+    exporter = NotebookExporter()
+    exporter.register_preprocessor(teachers)
+    resources = {
+        "nbgrader": {"db_url": url, "notebook": chapter, "assignment": chapter, "student": "eve"}
+    }
+    shown, _ = exporter._preprocess(nbformat.v4.new_notebook(cells=cells), resources)
+    reviewed, pending = shown.cells
+    assert reviewed.outputs[0]["text"].startswith("graded by your teacher: 0 of 2 points")
+    assert reviewed.outputs[1]["evalue"] == note and len(pending.outputs) == 1

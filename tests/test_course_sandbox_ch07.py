@@ -3,7 +3,8 @@ checker adds noise to two of the student's per-head layers and requires the outp
 student's module runs in the child, so the grader sends the weights it changed with the next call of
 the module (``_Remote.forward``, ``sandbox._load_changed``): the worked solution keeps its 2 points.
 A module that holds the layers but calls a hidden copy of ``mha`` is refused (``ch07.REFUSALS``), and
-one that runs stale copies of its layers is named. About 2 minutes on the book's 2-core machine (the
+one that runs stale copies of its layers is named, and so is one that fuses the heads back into one
+call of torch's scaled_dot_product_attention (lecturer review s29, S1). About 2 minutes on the book's 2-core machine (the
 chapter's code runs once, in the sandbox's zygote)."""
 
 from __future__ import annotations
@@ -56,6 +57,37 @@ WRONG = {
     "stale_copies": (
         "Heads.forward = lambda self, x: self.heads(x, self._frozen[0])",
         "your forward does not use your per-head layers",
+    ),
+    # lecturer review s29, S1: the heads' weights fused back, all heads in one call of torch's
+    # scaled_dot_product_attention on [B, H, T, D/H]; the output is right
+    "fused_heads": (
+        """
+def fused(self, x):
+    B, T, D = x.shape
+    H = len(self.W_Q)
+    def heads(layers):
+        w = torch.cat([m.weight for m in layers])
+        b = torch.cat([m.bias for m in layers])
+        return torch.nn.functional.linear(x, w, b).view(B, T, H, D // H).transpose(1, 2)
+    z = torch.nn.functional.scaled_dot_product_attention(
+        heads(self.W_Q), heads(self.W_K), heads(self.W_V)
+    )
+    return self.W_O(z.transpose(1, 2).reshape(B, T, D))
+
+
+Heads.forward = fused""",
+        "runs the H = 3 heads one after another",
+    ),
+    # lecturer review s29, m2: an exception of the module's forward names the student's line (it
+    # was "raised RuntimeError, in the grader")
+    "concatenated_on_dim_1": (
+        "Heads.forward = lambda self, x: self.W_O(torch.cat(self.parts(x), dim=1))\n"
+        "Heads.parts = lambda self, x: [\n"
+        "    scaled_dot_product_attention(q(x), k(x), v(x))[0]\n"
+        "    for q, k, v in zip(self.W_Q, self.W_K, self.W_V)\n"
+        "]",
+        "raised RuntimeError, at line 31 of your cell (`Heads.forward = lambda self, x: "
+        "self.W_O(torch.cat(self.parts(x), dim=1))`)",
     ),
 }
 

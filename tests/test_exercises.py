@@ -1734,3 +1734,29 @@ def test_an_error_raised_in_the_graders_own_code_is_said_to_be_in_the_grader():
     except RuntimeError as e:
         error = e
     assert _where(error, space["forward"]) == ", in the grader"
+
+
+def test_an_error_the_grader_brings_back_from_the_sandbox_names_the_readers_line():
+    """Lecturer review s29, m2: a module whose forward raised in the sandbox was "raised
+    RuntimeError, in the grader": the grader raises the error again at the line of the reader's
+    cell it came from (``<answer ...>``, in linecache), and the feedback names that line."""
+    import linecache
+
+    from lib.exercises import _where
+
+    cell = "<answer ex2_answer>"
+    linecache.cache[cell] = (0, None, ["x = 1\n", "return torch.cat(heads, dim=1)\n"], cell)
+    space: dict = {}
+    source = "def forward(x):\n    raise_it()\n"
+    grader = Path(__file__).resolve().parents[1] / "tools" / "grade_course.py"
+    exec(compile(source, str(grader), "exec"), space)
+    space["raise_it"] = lambda: exec(
+        compile("\nraise RuntimeError('sizes of tensors must match')", cell, "exec"), {}
+    )
+    try:
+        space["forward"](1)
+    except RuntimeError as e:
+        error = e
+    assert _where(error, space["forward"]) == (
+        ", at line 2 of your cell (`return torch.cat(heads, dim=1)`)"
+    )

@@ -135,3 +135,58 @@ print("refused")
         [sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0 and "refused" in done.stdout, (done.stdout + done.stderr)[-3000:]
+
+
+class _Fused(_Heads):
+    """Eve's answer (lecturer review s29, S1): the per-head layers are there and used, but the
+    forward fuses their weights back and runs all heads in one call of torch's
+    scaled_dot_product_attention on [B, H, T, D/H]."""
+
+    fold = "heads"  # how the heads are fused: as a dimension, or into the batch
+
+    def forward(self, x):
+        B, T, D = x.shape
+        H = len(self.W_Q)
+        Dh = D // H
+
+        def fused(layers):
+            weight = torch.cat([m.weight for m in layers])
+            bias = torch.cat([m.bias for m in layers])
+            y = torch.nn.functional.linear(x, weight, bias).view(B, T, H, Dh).transpose(1, 2)
+            return y.reshape(B * H, T, Dh) if self.fold == "batch" else y
+
+        q, k, v = fused(self.W_Q), fused(self.W_K), fused(self.W_V)
+        if self.fold == "library":
+            z = scaled_dot_product_attention(q, k, v)[0]
+        else:
+            z = torch.nn.functional.scaled_dot_product_attention(q, k, v)
+        z = z.reshape(B, H, T, Dh).transpose(1, 2).reshape(B, T, D)
+        return self.W_O(z)
+
+
+class _FusedIntoTheBatch(_Fused):
+    fold = "batch"
+
+
+class _FusedThroughTheLibrary(_Fused):
+    fold = "library"
+
+
+class _TorchPerHead(_Heads):
+    """The statement's forward with torch's scaled_dot_product_attention, one head at a time."""
+
+    def forward(self, x):
+        sdpa = torch.nn.functional.scaled_dot_product_attention
+        out = [sdpa(q(x), k(x), v(x)) for q, k, v in zip(self.W_Q, self.W_K, self.W_V)]
+        return self.W_O(torch.cat(out, dim=-1))
+
+
+@pytest.mark.parametrize("module", [_Fused, _FusedIntoTheBatch, _FusedThroughTheLibrary])
+def test_heads_fused_into_one_attention_call_are_refused(module):
+    """The output is right, but the forward does not run the H heads one after another."""
+    with pytest.raises(ExerciseFailed, match="runs the H = 3 heads one after another"):
+        ch07.check_separate_heads(module)
+
+
+def test_torch_attention_one_head_at_a_time_passes():
+    assert ch07.check_separate_heads(_TorchPerHead).passed

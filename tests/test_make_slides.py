@@ -273,3 +273,28 @@ def test_chapter_3s_summary_sentence_on_exercise_1_is_an_answer():
     )
     assert make_slides._without_answers(d, block) == "The multi-head chapter runs several products."
     assert d.left_out
+
+
+def test_chapter_7s_removals_of_one_head_are_left_out():
+    """Lecturer review s29, m8: with --exclude-answers, chapter 7's deck still showed "Removing one
+    head at a time" (the table, heads 0 + 3 and 1 + 2 removed together) and the drop per head, most
+    of exercise 3's answer (which pair costs the most, which the least). The section, and the
+    summary's sentence on it, are left out; the deck without the flag keeps them."""
+    root = Path(__file__).resolve().parents[1]
+    nb = nbformat.reads((root / "notebooks" / "07_multi_head_attention.ipynb").read_text(), 4)
+    table = make_slides.ANSWERS["07_multi_head_attention"]
+    whole = " ".join("\n".join(c.source for c in make_slides.deck(nb, {}, "x.html").cells).split())
+    shown = make_slides.deck(nb, {}, "x.html", answers=table)
+    text = " ".join("\n".join(c.source for c in shown.cells).split())
+    for passage in [
+        "Removing head $h$ means here setting its output",
+        "The heads matter very differently.",
+        "almost fully when the weaker head of a kind is removed",
+    ]:
+        assert passage in whole and passage not in text, passage
+    assert make_slides.LEFT_OUT.format(exercise="exercise 3") in text
+    assert shown.metadata["left_out"] == [
+        "Removing one head at a time (exercise 3)",
+        "Removing heads shows that ... (exercise 3)",
+    ]
+    assert "## Head view and model view" in text and "## Summary" in text

@@ -352,3 +352,27 @@ def test_no_feedback_has_an_unfilled_placeholder():
     assert any(
         f"leaves out the attention's four biases (4D = {4 * d})" in c.feedback for c in q.choices
     )
+
+
+def test_questions_that_repeat_a_graded_exercise_are_left_out_unless_asked(tmp_path, capsys):
+    """Lecturer review s29, m9: a quiz for chapters 02 07 12 16 asked chapter 2's exercise 1 ("What
+    a hard lookup hides") and chapter 12's exercise 2 (ELMo's softmax, 407,050,623 at V = 793,471)."""
+    paper = tmp_path / "exam.md"
+    chapters = ["--chapters", "02", "07", "12", "16"]
+    assert qb.main(["--markdown", str(paper), "--student", "jsmith", *chapters]) == 0
+    out = capsys.readouterr().out
+    text = paper.read_text()
+    assert "What a hard lookup hides" not in text and "The size of ELMo's softmax" not in text
+    assert "left out: q02_tie, which repeats chapter 2's exercise 1" in out
+    assert "left out: q12_softmax_params, which repeats chapter 12's exercise 2" in out
+    assert "--include-exercise-repeats keeps it" in out
+    assert "ELMo" in text  # the chapter's other questions stay
+    args = ["--markdown", str(paper), "--student", "jsmith", "--include-exercise-repeats"]
+    assert qb.main([*args, *chapters]) == 0
+    out = capsys.readouterr().out
+    text = paper.read_text()
+    assert "What a hard lookup hides" in text and "The size of ELMo's softmax" in text
+    assert "warning: q12_softmax_params repeats chapter 12's exercise 2" in out
+    # the exercises' own numbers: the repeat is exact at the exercise's vocabulary
+    assert qb._elmo_softmax(793_471) == 407_050_623
+    assert {q for q in qb.EXERCISE_REPEATS} <= set(qb.QUESTIONS)

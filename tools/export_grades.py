@@ -11,9 +11,14 @@ manual) less the late penalty, 0 where nothing was submitted once the deadline h
 assignment that has no points yet (its deadline is set, but ``nbgrader generate_assignment`` has not
 been run for it) is left out, unless ``--assignment`` names it.
 
+It refuses to export while ``tools/grade_course.py`` is grading a chapter, or after a grading run
+was interrupted (its marker, ``course/grading-CHAPTER.lock``, is still there: the gradebook holds a
+part of the run); ``--force`` exports all the same.
+
 It warns (on stderr, and exports all the same) about a submission whose answers still need a manual
 grade (the written answers, or an answer ``grade_course.py`` marked for manual review: the export
-counts them as 0) and about a score above its cell's maximum (a typing slip in the Formgrader).
+counts them as 0), about a score above its cell's maximum (a typing slip in the Formgrader), and
+about a submission collected into ``submitted/`` that has no grade yet.
 
 - **Canvas** (*Grades, Import*): the columns ``Student, ID, SIS User ID, SIS Login ID, Section``, then
   one column per assignment, ``<name> (<Canvas assignment id>)``; the second row is ``Points
@@ -100,6 +105,7 @@ def read_gradebook(
             assignments=[(n, float(gb.find_assignment(n).max_score)) for n in names],
         )
         graded_by_hand = set()  # (student, assignment, cell) with a manual grade
+        in_gradebook = set()  # (student, assignment) with a submission in the gradebook
         now = now or dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
         due = {n: gb.find_assignment(n).duedate for n in names}
         for student in grades.students:
@@ -110,6 +116,7 @@ def read_gradebook(
                     not_yet = due[name] is not None and due[name] > now
                     score = None if not_yet else 0.0
                 else:
+                    in_gradebook.add((student["id"], name))
                     score = max(0.0, sub.score - (sub.late_submission_penalty or 0.0))
                     grades.warnings += _submission_warnings(sub, student["id"], name)
                     graded_by_hand |= {
@@ -124,7 +131,45 @@ def read_gradebook(
     if "://" not in str(gradebook):
         reports = Path(gradebook).resolve().parent / "reports"
         grades.warnings += flag_warnings(reports, names, graded_by_hand)
+        grades.warnings += collected_not_graded(
+            Path(gradebook).resolve().parent, names, in_gradebook
+        )
     return grades
+
+
+def collected_not_graded(course: Path, names: list[str], graded: set[tuple[str, str]]) -> list[str]:
+    """A warning for each submission collected into ``course/submitted/`` (``nbgrader collect`` or
+    ``zip_collect``) of an assignment of ``names`` that the gradebook has no grade of yet: the
+    export leaves it out, or counts it as missing work (lecturer review s29, m4)."""
+    folder = course / "submitted"
+    if not folder.is_dir():
+        return []
+    said = []
+    for student in sorted(p.name for p in folder.iterdir() if p.is_dir()):
+        for name in names:
+            if (student, name) in graded or not any((folder / student / name).glob("*.ipynb")):
+                continue
+            said.append(
+                f"{student} {name}: collected (submitted/{student}/{name}) but not graded yet, so "
+                f"the export leaves it out or counts it as missing: grade it "
+                f"(python tools/grade_course.py {name} --student {student})"
+            )
+    return said
+
+
+def grading_markers(gradebook: str | Path, assignments: list[str] | None = None) -> list[str]:
+    """A sentence for each grading run (``tools/grade_course.py``) that is going on, or was
+    interrupted, in the course folder of ``gradebook`` (its markers, ``tools/grading_marker.py``);
+    none for a gradebook given by URL."""
+    if "://" in str(gradebook):
+        return []
+    tools = str(Path(__file__).resolve().parent)
+    if tools not in sys.path:
+        sys.path.insert(0, tools)
+    import grading_marker
+
+    course = Path(gradebook).resolve().parent
+    return [grading_marker.describe(m) for m in grading_marker.markers(course, assignments)]
 
 
 def flag_warnings(
@@ -436,6 +481,11 @@ def main(argv=None) -> int:
         help="leave out (and list) the students the roster, or Moodle's e-mail column, has no row for",
     )
     parser.add_argument(
+        "--force",
+        action="store_true",
+        help="export even while grade_course.py is grading a chapter, or its run was interrupted",
+    )
+    parser.add_argument(
         "--allow-unknown-times",
         action="store_true",
         help="export even while a submission has no submission time (not checked for lateness)",
@@ -465,6 +515,17 @@ def _export(args: argparse.Namespace, parser: argparse.ArgumentParser) -> int:
     if not (args.canvas or args.moodle):
         parser.error("nothing to write: give --canvas and/or --moodle")
     gradebook = args.gradebook or (args.course or Path("course")) / "gradebook.db"
+    running = grading_markers(gradebook, args.assignment)
+    if running and not args.force:
+        # points not yet earned would be exported (lecturer review s29, M3)
+        raise ValueError(
+            "a grading run has not finished, so the gradebook holds a part of it: "
+            + "; ".join(running)
+            + ". Wait for it, or grade the chapter again; or export anyway with --force; "
+            "nothing is written"
+        )
+    for line in running:
+        print(f"export_grades.py: warning (--force): {line}", file=sys.stderr)
     grades = read_gradebook(gradebook, args.assignment)
     for warning in grades.warnings:
         print(f"export_grades.py: warning: {warning}", file=sys.stderr)

@@ -58,6 +58,10 @@ locked test cells come from here. For each submitted notebook in ``submitted/<st
    Formgrader's "needs manual grade" then clears once the written answers are graded), and the late
    penalties are computed again from the sandbox's points (``term_plan.py penalties``).
 
+While it grades, the run keeps a marker in the course folder, ``grading-CHAPTER.lock``
+(tools/grading_marker.py), and removes it at the end; a run stopped by an error, Ctrl-C or SIGTERM
+leaves it, saying so. ``export_grades.py`` refuses to export while a marker is there (``--force``).
+
 The time limits: ``--time-limit`` seconds of wall time for each call of a student's function (the
 checker's feedback says "did not finish in N s"), ``--cell-limit`` for running the answer cells, and
 ``--cpu-limit`` CPU seconds for the whole child; ``--memory`` GB of address space for the child.
@@ -112,6 +116,7 @@ import nbformat
 warnings.filterwarnings("ignore", message="Cell is missing an id field")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]  # the clone's library and checkers
+import grading_marker  # noqa: E402
 from sandbox import read_exact, transform, use_book_kernels  # noqa: E402 (as the child does)
 
 # the book's CPU kernels, as its build has them, before torch is imported: the checkers' references
@@ -3087,6 +3092,47 @@ def main(argv=None) -> int:
     if not students:
         print(f"no submission of {chapter} in {course / 'submitted'}")
         return 1
+    # a marker in the course folder while the run writes scores: export_grades.py refuses to export
+    # past it (lecturer review s29, M3); a run that stops before the end leaves it, saying so
+    marker = grading_marker.start(course, chapter, students)
+    previous = signal.getsignal(signal.SIGTERM)
+    with contextlib.suppress(ValueError):  # not the main thread: no handler
+        signal.signal(signal.SIGTERM, _terminated)
+    try:
+        code = _grade_run(args, course, chapter, students)
+    except BaseException as e:
+        why = (
+            "interrupted (Ctrl-C)"
+            if isinstance(e, KeyboardInterrupt)
+            else "stopped by a kill signal (SIGTERM)"
+            if isinstance(e, _Terminated)
+            else f"stopped by an error, {type(e).__name__}: {str(e)[:200]}"
+        )
+        grading_marker.interrupted(marker, why)
+        print(
+            f"grading of {chapter} {why}: the gradebook may hold a part of it, and "
+            f"{marker.name} in the course folder says so (export_grades.py refuses to export "
+            "while it is there): grade the chapter again",
+            file=sys.stderr,
+        )
+        raise
+    finally:
+        with contextlib.suppress(ValueError, TypeError):
+            signal.signal(signal.SIGTERM, previous)
+    grading_marker.finished(marker)
+    return code
+
+
+class _Terminated(Exception):
+    """The grading run got SIGTERM."""
+
+
+def _terminated(signum, frame):
+    raise _Terminated("SIGTERM")
+
+
+def _grade_run(args, course: Path, chapter: str, students: list[str]) -> int:
+    """Grade ``students``' submissions of ``chapter`` (main, between the markers)."""
     exchange = None
     with contextlib.suppress(Exception):
         exchange = Path(_config(course).Exchange.root)

@@ -293,13 +293,36 @@ class RubricAsText(FeedbackPreprocessor):
 
 class TeachersGrade(FeedbackPreprocessor):
     # an answer the grader sent for manual review (0 points) that the teacher then graded: the
-    # feedback says so above the grader's note, which still says 0 (lecturer review s13)
+    # feedback says so above the grader's note, which still says 0 (lecturer review s13), a
+    # teacher's 0 too: the gradebook holds a manual grade (lecturer review s29, m3); without the
+    # gradebook, a score above the grader's 0 is the teacher's
+    def preprocess(self, nb, resources):
+        self.manual = {{}}  # grade_id -> whether the gradebook holds a teacher's grade
+        info = (resources or {{}}).get("nbgrader", {{}})
+        if info.get("db_url"):
+            from nbgrader.api import Gradebook, MissingEntry
+
+            with Gradebook(info["db_url"]) as gb:
+                for cell in nb.cells:
+                    meta = cell.get("metadata", {{}}).get("nbgrader", {{}})
+                    if not (meta.get("grade") and meta.get("grade_id")):
+                        continue
+                    try:
+                        grade = gb.find_grade(
+                            meta["grade_id"], info["notebook"], info["assignment"], info["student"]
+                        )
+                    except MissingEntry:
+                        continue
+                    self.manual[meta["grade_id"]] = grade.manual_score is not None
+        return super().preprocess(nb, resources)
+
     def preprocess_cell(self, cell, resources, index):
         meta = cell.get("metadata", {{}}).get("nbgrader", {{}})
         said = " ".join(
             str(o.get("evalue", "")) + str(o.get("text", "")) for o in cell.get("outputs", [])
         )
-        if meta.get("grade") and meta.get("score") and "needs manual review" in said:
+        teacher = getattr(self, "manual", {{}}).get(meta.get("grade_id"), bool(meta.get("score")))
+        if meta.get("grade") and teacher and "needs manual review" in said:
             from nbformat.v4 import new_output
 
             cell.outputs.insert(0, new_output("stream", name="stdout", text=(

@@ -74,6 +74,13 @@ ANSWERS: dict[str, dict[str, str]] = {
         "- **Grouped-query attention** shares": "exercise 2",
         "- A **sliding window** of": "exercise 4",
     },
+    "07_multi_head_attention": {
+        # one head removed at a time, the table and the drop per head (40.2%, 1.5%, 28.2%, 0.2%):
+        # which pair costs the most, and most of which the least (lecturer review s29, m8)
+        "## Removing one head at a time": "exercise 3",
+        # the summary's sentence on it: a single removal cushioned, almost fully for the weaker head
+        "Removing heads shows that ... 40% of the answers are lost).": "exercise 3",
+    },
     "03_scoring_functions": {
         # the summary's last sentence: half of exercise 1's written part 1 (lecturer review s23, M6)
         "Exercise 1 shows that one ... score with a low-rank $\\mathbf W_a$.": "exercise 1",

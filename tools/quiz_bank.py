@@ -18,6 +18,10 @@ cannot disagree with the book. Three kinds:
   feedback is the checker's own advice for that mistake;
 - **written** (Moodle's essay): the question, and for the grader the criteria and a model answer.
 
+Two questions repeat a graded exercise (:data:`EXERCISE_REPEATS`: chapter 2's "What a hard lookup
+hides", chapter 12's "The size of ELMo's softmax"): the command leaves them out, and says so, unless
+``--include-exercise-repeats`` (a quiz after those deadlines, or a term that does not grade them).
+
 Variant k of a question has the seed ``sha256(seed/question/k)``; ``--student ID`` draws one variant
 per question from the student's id instead (the same id, the same paper). The Moodle XML file has one
 category per question (``$course$/attention-book/<chapter>/<question>``) holding its variants: a quiz
@@ -1116,6 +1120,15 @@ QUESTIONS: dict[str, Callable[[random.Random], Question]] = {
 QUESTIONS.update({f.__name__: f for f in WRITTEN})
 
 
+# Questions that repeat a graded exercise (lecturer review s29, m9): a quiz given before that
+# exercise's deadline gives its answer away. The command line leaves them out unless
+# --include-exercise-repeats; bank() and paper() keep them unless told (``repeats=False``).
+EXERCISE_REPEATS = {
+    "q02_tie": "chapter 2's exercise 1 (its written question: what the hard lookup hides)",
+    "q12_softmax_params": "chapter 12's exercise 2 (softmax_params: the same count, V(H + 1))",
+}
+
+
 def make(question: str, seed: int) -> Question:
     """One variant of ``question`` for ``seed`` (the same seed, the same numbers and answer)."""
     if question not in QUESTIONS:
@@ -1136,15 +1149,19 @@ def make(question: str, seed: int) -> Question:
 
 
 def bank(
-    variants: int = 5, seed: int | str = 0, chapters: list[str] | None = None
+    variants: int = 5,
+    seed: int | str = 0,
+    chapters: list[str] | None = None,
+    repeats: bool = True,
 ) -> list[Question]:
     """Every question of ``chapters`` (prefixes "02", "06"...; default all), ``variants`` each
-    (written questions once: they have no numbers)."""
+    (written questions once: they have no numbers); without those of :data:`EXERCISE_REPEATS`
+    if not ``repeats``."""
     if isinstance(variants, bool) or not isinstance(variants, int) or variants < 1:
         raise ValueError(f"variants: expected an int >= 1, got {variants!r}")
     out = []
     for name, f in QUESTIONS.items():
-        if chapters and name[1:3] not in chapters:
+        if chapters and name[1:3] not in chapters or not repeats and name in EXERCISE_REPEATS:
             continue
         written = f in WRITTEN
         for k in range(1 if written else variants):
@@ -1152,12 +1169,30 @@ def bank(
     return out
 
 
-def paper(student: str, seed: int | str = 0, chapters: list[str] | None = None) -> list[Question]:
-    """One student's paper: one variant of each question, drawn from the student's id."""
+def paper(
+    student: str, seed: int | str = 0, chapters: list[str] | None = None, repeats: bool = True
+) -> list[Question]:
+    """One student's paper: one variant of each question, drawn from the student's id (without
+    those of :data:`EXERCISE_REPEATS` if not ``repeats``)."""
     return [
         make(name, _seed(seed, name, f"student:{student}"))
         for name in QUESTIONS
-        if not chapters or name[1:3] in chapters
+        if (not chapters or name[1:3] in chapters) and (repeats or name not in EXERCISE_REPEATS)
+    ]
+
+
+def repeats_said(chapters: list[str] | None, included: bool) -> list[str]:
+    """What the command says of the questions that repeat a graded exercise, among ``chapters``."""
+    found = [(q, ex) for q, ex in EXERCISE_REPEATS.items() if not chapters or q[1:3] in chapters]
+    if included:
+        return [
+            f"warning: {q} repeats {ex}: give it only after that exercise's deadline"
+            for q, ex in found
+        ]
+    return [
+        f"left out: {q}, which repeats {ex} (--include-exercise-repeats keeps it, for a quiz after "
+        "that exercise's deadline or a term that does not grade it)"
+        for q, ex in found
     ]
 
 
@@ -1302,6 +1337,11 @@ def main(argv=None) -> int:
     parser.add_argument("--chapters", nargs="*", help="chapter prefixes, e.g. 02 06")
     parser.add_argument("--student", help="one student's paper (one variant per question)")
     parser.add_argument("--no-key", action="store_true", help="the printable paper without its key")
+    parser.add_argument(
+        "--include-exercise-repeats",
+        action="store_true",
+        help="keep the questions that repeat a graded exercise (left out by default)",
+    )
     args = parser.parse_args(argv)
     if not args.moodle and not args.markdown and not args.qti:
         parser.error("give --moodle FILE, --qti FILE.zip and/or --markdown FILE")
@@ -1314,10 +1354,13 @@ def main(argv=None) -> int:
             f"no questions for chapter{'s' if len(missing) > 1 else ''} {', '.join(missing)}: the "
             f"bank covers chapters {', '.join(covered)}"
         )
+    repeats = args.include_exercise_repeats
+    for line in repeats_said(args.chapters, repeats):
+        print(line)
     questions = (
-        paper(args.student, args.seed, args.chapters)
+        paper(args.student, args.seed, args.chapters, repeats)
         if args.student
-        else bank(args.variants, args.seed, args.chapters)
+        else bank(args.variants, args.seed, args.chapters, repeats)
     )
     if args.moodle:
         args.moodle.write_text(moodle_xml(questions))
@@ -1328,7 +1371,7 @@ def main(argv=None) -> int:
         quiz_qti.qti_zip(questions, args.qti)
         print(f"{args.qti}: {len(questions)} questions (QTI 1.2 for Canvas)")
     if args.markdown:  # one paper: without --student, the bank's first variant of each question
-        printed = questions if args.student else bank(1, args.seed, args.chapters)
+        printed = questions if args.student else bank(1, args.seed, args.chapters, repeats)
         args.markdown.write_text(markdown(printed, key=False))
         print(f"{args.markdown}: {len(printed)} questions")
         if not args.no_key:  # the key in a file of its own, so the paper can be handed out as it is

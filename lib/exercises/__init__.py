@@ -448,9 +448,15 @@ def _where(error: BaseException, func: Any) -> str:
         # the reader's (course-kit review s22, M7: "at line 237 of your cell")
         return ", in the checker"
     if frames and Path(code.co_filename).resolve().is_relative_to(_LIBRARY.parent / "tools"):
-        # the course grader's stand-in for the reader's module (its forward) raised a refusal:
-        # "line 1958 of your cell" was the grader's own line (course-kit review s24, M2)
-        return ", in the grader"
+        # the course grader's stand-in for the reader's module (its forward): the error its call
+        # brings back from the sandbox is raised again at the line of the reader's cell it came
+        # from (its frame, "<answer ...>"): that line, as the feedback promises (course-kit
+        # review s29, m2); a refusal it raises itself is in the grader, not "at line 1958 of your cell"
+        # (course-kit review s24, M2)
+        own = [
+            f for f in traceback.extract_tb(error.__traceback__) if f.filename.startswith("<answer")
+        ]
+        return f", {_at_line(own[-1], ' of your cell')}" if own else ", in the grader"
     return f", {_at_line(frames[-1], ' of your cell')}" if frames else ""
 
 

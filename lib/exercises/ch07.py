@@ -391,6 +391,115 @@ def _check_uses_its_layers(
     )
 
 
+# --- the heads run one after another (course-kit review s29, S1) ---------------------------------------------
+# An answer that held the per-head layers, then fused their weights back and ran all heads in one call of
+# torch's scaled_dot_product_attention on [B, H, T, D/H], got 2/2: the outputs are the same. The checker
+# hands the module an x that notes each attention its forward computes: a call of
+# scaled_dot_product_attention (torch's, on its query) or a softmax (the library's
+# scaled_dot_product_attention computes one, on the scores). The statement's forward computes H of
+# them, one per head: a query [B, T, D/H] or scores [B, T, T].
+
+_ATTENTION_OPS = {"scaled_dot_product_attention": "query", "softmax": "scores"}
+
+
+class _Attentions:
+    """The attentions the reader's forward computed: [operation, shape of its query or scores]."""
+
+    def __init__(self) -> None:
+        self.calls: list[list] = []
+        self.active = False  # only while the reader's module runs (not the checker's own work)
+
+
+class _Traced(Tensor):
+    """x as the checker hands it to the reader's module: every tensor computed from it is traced
+    too, and notes each attention op it reaches (``_ATTENTION_OPS``). The course's grader runs the
+    module in another process, on a copy of x: the notes come back as data
+    (tools/sandbox.py's ``_state_of``, as chapter 18's scores do)."""
+
+    _attentions: _Attentions
+
+    @staticmethod
+    def of(data: Tensor, attentions: _Attentions) -> _Traced:
+        traced = data.as_subclass(_Traced)
+        traced._attentions = attentions
+        return traced
+
+    def __sandbox_state__(self) -> list[list]:
+        return [[str(name), [int(n) for n in shape]] for name, shape in self._attentions.calls]
+
+    def __sandbox_restore__(self, calls: list[list]) -> None:
+        self._attentions.calls[:] = [[str(name), [int(n) for n in shape]] for name, shape in calls]
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        traced = [a for a in _leaves((args, kwargs)) if isinstance(a, _Traced)]
+        name = getattr(func, "__name__", "")
+        with torch._C.DisableTorchFunctionSubclass():
+            result = func(*args, **kwargs)
+        if not traced:
+            return result
+        attentions = traced[0]._attentions
+        if attentions.active and name in _ATTENTION_OPS:
+            first = args[0] if args else kwargs.get(_ATTENTION_OPS[name], kwargs.get("input"))
+            shape = list(first.shape) if isinstance(first, Tensor) else []
+            attentions.calls.append([name, shape])
+        return _trace(result, attentions)
+
+
+def _leaves(value: Any):
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from _leaves(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _leaves(v)
+    else:
+        yield value
+
+
+def _trace(result: Any, attentions: _Attentions) -> Any:
+    if isinstance(result, Tensor) and not isinstance(result, _Traced):
+        return _Traced.of(result, attentions)
+    if isinstance(result, (list, tuple)) and type(result) in (list, tuple):
+        return type(result)(_trace(r, attentions) for r in result)
+    return result
+
+
+def _plain(x: Any) -> Any:
+    """The reader's output as a plain tensor (the checker's comparisons are not the reader's)."""
+    if isinstance(x, _Traced):
+        with torch._C.DisableTorchFunctionSubclass():
+            return torch.Tensor.as_subclass(x, Tensor)
+    return x
+
+
+def _check_heads_one_by_one(case: str, mha: MultiHeadAttention, x: Tensor, calls: list) -> None:
+    """The forward computed H attentions, each on one head: a query [B, T, D/H] (torch's
+    scaled_dot_product_attention) or scores [B, T, T] (a softmax: the library's computes one)."""
+    B, T, _ = x.shape
+    H, Dh = mha.n_heads, mha.d_head
+    per_head = {"query": [B, T, Dh], "scores": [B, T, T]}
+    right = [c for c in calls if c[1] == per_head[_ATTENTION_OPS[c[0]]]]
+    if len(calls) == H and len(right) == H:
+        return
+    seen = "; ".join(
+        f"{name} on {_ATTENTION_OPS[name]} [{', '.join(map(str, shape))}]"
+        for name, shape in calls[:4]
+    ) + ("; ..." if len(calls) > 4 else "")
+    did = (
+        "your forward computed no attention with scaled_dot_product_attention"
+        if not calls
+        else f"your forward computed {len(calls)} attention{'' if len(calls) == 1 else 's'} ({seen})"
+    )
+    fail(
+        f"on the case {case}, {did}. The exercise's forward pass runs the H = {H} heads one after "
+        f"another: {H} call{'' if H == 1 else 's'} of scaled_dot_product_attention, each on one "
+        f"head's query [B, T, D/H] = [{B}, {T}, {Dh}] (scores [{B}, {T}, {T}]), then torch.cat of "
+        "the heads; not the heads fused back into one call on [B, H, T, D/H] or [B * H, T, D/H]."
+    )
+
+
 def _check_separate_heads(separate_heads_from: Any) -> str:
     cases = _mha_cases()
     for case, mha, x in cases:
@@ -400,7 +509,19 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
             separate_heads_from, mha, name="separate_heads_from", case=case, hints=transposed
         )
         _check_module(case, mha, before, module)
-        out = call(module, x, name="your module", case=case, hints=_TUPLE_HINT | transposed)
+        attentions = _Attentions()
+        attentions.active = True
+        try:
+            out = call(
+                module,
+                _Traced.of(x, attentions),
+                name="your module",
+                case=case,
+                hints=_TUPLE_HINT | transposed,
+            )
+        finally:
+            attentions.active = False
+        out = _plain(out) if not isinstance(out, tuple) else out
         if isinstance(out, tuple):
             fail(
                 f"on the case {case}, your module returned a tuple; return only the output [B, T, D]."
@@ -410,6 +531,7 @@ def _check_separate_heads(separate_heads_from: Any) -> str:
         if not torch.allclose(out, expected, atol=1e-5):
             _name_forward_mistake(case, mha, module, x, out, expected)
         _check_uses_its_layers(case, mha, module, x, expected)
+        _check_heads_one_by_one(case, mha, x, attentions.calls)
     return f"your module equals MultiHeadAttention, with the same number of parameters, on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."
 
 
