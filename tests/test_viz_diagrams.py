@@ -1596,6 +1596,8 @@ def test_gru_cell_diagram_draws_nn_gru_s_equations():
     assert sources(m) == {id(n), id(z), id(h_prev)}
     assert sources(h) == {id(m)}
     assert _overlapping_texts(fig) == []
+    # review ch01_s30 pt 7: at 13 points its subscripts were a few pixels high on a 360 px phone
+    assert min(x.get_fontsize() for x in fig.axes[0].texts if x.get_text()) >= 16
 
 
 def test_gru_cell_diagram_bridges_each_crossing_and_dots_each_join():

@@ -1472,7 +1472,7 @@ def gru_cell_diagram():
     gate applied after W_hn): x_t and h_{t-1} feed the reset gate r_t and the update gate z_t
     (sigmoids); the candidate n_t (tanh) reads x_t and, through r_t, h_{t-1}; the new state
     h_t = (1 - z_t) * n_t + z_t * h_{t-1}. Biases are left out. Drawn for a phone's column (5.2
-    inches, 13-point text). Returns the Figure."""
+    inches, 16-point text). Returns the Figure."""
     alt = (
         "A GRU cell, read from top to bottom. Its two inputs, the word's vector x_t and the previous "
         "state h_(t-1), each feed the reset gate r_t and the update gate z_t, two sigmoid boxes side "
@@ -1481,7 +1481,9 @@ def gru_cell_diagram():
         "h_(t-1), reading n_t, z_t and h_(t-1), whose line runs down the right edge; it gives the "
         "new state h_t, at the bottom."
     )
-    font = _NARROW_FONT
+    # larger than _NARROW_FONT: shown 313 px wide on a 360 px phone, the subscripts (r_t, h_{t-1})
+    # were a few pixels high at 13 points (review ch01_s30 pt 7); every label still fits its box
+    font = 16
     fig, ax = _canvas(5.2, 5.3, alt)
     y_in, y_x, y_h, y_gate, y_n, y_mix, y_out = 4.95, 4.45, 4.05, 3.25, 2.2, 1.2, 0.35
     x_r, x_z, x_n, x_mix, x_right = 1.3, 4.0, 1.75, 2.45, 5.08
