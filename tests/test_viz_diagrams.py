@@ -641,13 +641,14 @@ def test_luong_diagram_draws_local_m_below_with_its_window_at_t_and_no_gaussian(
 
 
 def test_luong_diagram_narrow_is_legible_on_a_phone():
-    """Chapter 4 draws it narrow (issue 33): 5.2 inches wide with 13-point text (was 11.5: 9.3 CSS
-    px at 360 px, read as too small), each context box above its h_t; the same connections and alt
-    text as the wide drawing."""
+    """Chapter 4 draws it narrow (issue 33): 5.2 inches wide with 14-point text (was 11.5: 9.3 CSS
+    px at 360 px, read as too small; then 13, still the page's smallest text, review ch04 s30 pt 6),
+    each context box above its h_t; the same connections and alt text as the wide drawing."""
     wide, narrow = (viz.luong_diagram(7, narrow=n) for n in (False, True))
     width, height = narrow.get_size_inches()
     sizes = [t.get_fontsize() for t in narrow.axes[0].texts if t.get_text()]
     assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.5
+    assert min(sizes) >= 14  # titles, key and position numbers
     lines = [
         ln for ln in narrow.axes[0].lines if ln.get_color() == "0.55" and ln.get_gid() != "key"
     ]

@@ -67,9 +67,9 @@ _SEQ2SEQ_NARROW_WORD_FONT = 12
 # ... and the labels of the two final states, the arrows over h with a subscript under them, larger,
 # as elmo_diagram's (_ELMO_PHONE_MATH): their subscripts S and 1 read at about 8 CSS px
 _SEQ2SEQ_NARROW_STATE_FONT = 16.5
-# luong_diagram's narrow drawing, 5.2 inches, at 13 points (was 11.5: 9.3 CSS px, glyphs 6-7 px
-# high, a reader's report on chapter 4)
-_LUONG_NARROW_FONT = _NARROW_FONT
+# luong_diagram's narrow drawing, 5.2 inches, at 14 points (was 11.5, then 13: its titles, key and
+# position numbers the smallest text of chapter 4 on a phone, readers' reports s15 and s30)
+_LUONG_NARROW_FONT = 14
 # ... and its subscripted symbols (h̄_s, h_t, c_t, a_t(s), p_t) at 15 points, as Figs. 4.1 and 4.3:
 # at 13 their subscripts read at about 7 CSS px (a reader's report on Fig. 4.4)
 _LUONG_NARROW_MATH_FONT = 15
@@ -678,7 +678,7 @@ def luong_diagram(window, *, source_length=20, position=8.6, local_m=None, narro
     position p_t = ``position``, D = ``window``, its softmax times a Gaussian with sigma = D/2). Both
     give a context c_t that joins h_t in the attentional state. ``local_m``: a target step t, to
     draw local-m below them too (the window at p_t = t, its plain softmax, no Gaussian); None: not
-    drawn. ``narrow``: drawn for a phone's width (5.2 inches, 13-point text), each context box
+    drawn. ``narrow``: drawn for a phone's width (5.2 inches, 14-point text), each context box
     above its h_t instead of beside it. Returns the Figure."""
     check_int(window, "window", 1)
     check_int(source_length, "source_length", 2)
