@@ -19,6 +19,8 @@ import export_grades  # noqa: E402
 import grade_course  # noqa: E402
 import make_course  # noqa: E402
 
+from tests.test_course_wording import _submit_answers  # noqa: E402
+
 # eve's and frank's answer in the review: the worked solution's code, with a label name of her own
 NATURAL = """def discriminator_loss(logits, original, masked, corrupted, attention_mask):
     real = attention_mask.bool()
@@ -36,18 +38,7 @@ VERBATIM = """def discriminator_loss(logits, original, masked, corrupted, attent
 def _course(tmp_path: Path, submitted: dict[str, str]) -> tuple[str, str]:
     make_course.write_course(tmp_path, ["16"])
     chapter = next((tmp_path / "source").iterdir()).name
-    begin = grade_course.SOLUTION_MARKS[0]
-    for student, text in submitted.items():
-        nb = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
-        for cell in nb.cells:
-            meta = cell.metadata.get("nbgrader", {})
-            if meta.get("grade_id") == "ex1_answer":
-                cell.source = text
-            elif meta.get("solution") and cell.cell_type == "code":
-                cell.source = cell.source.split(begin, 1)[0]
-        folder = tmp_path / "submitted" / student / chapter
-        folder.mkdir(parents=True)
-        nbformat.write(nb, folder / f"{chapter}.ipynb")
+    _submit_answers(tmp_path, chapter, "ex1_answer", grade_course.SOLUTION_MARKS[0], submitted)
     return chapter, "ex1_answer"
 
 

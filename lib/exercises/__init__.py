@@ -525,6 +525,19 @@ def call(
     return plain(result)
 
 
+def leaves(value: Any):
+    """The values inside nested lists, tuples and dicts (a call's arguments), one by one: how the
+    checkers that follow a tensor through a reader's code (chapters 7 and 18) find it among them."""
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            yield from leaves(v)
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from leaves(v)
+    else:
+        yield value
+
+
 def refusing(name: str, then: str, whose: str = "the library's") -> Callable[..., NoReturn]:
     """A stand-in for the library's function ``name`` while a reader's answer runs (``replaced``, and
     the course grader's ``REFUSALS``): a call fails with "it called the library's <name><then>"

@@ -29,6 +29,7 @@ from . import (
     fail,
     fmt,
     largest_difference,
+    leaves,
     not_attempted,
     refusing,
 )
@@ -433,7 +434,7 @@ class _Traced(Tensor):
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         kwargs = kwargs or {}
-        traced = [a for a in _leaves((args, kwargs)) if isinstance(a, _Traced)]
+        traced = [a for a in leaves((args, kwargs)) if isinstance(a, _Traced)]
         name = getattr(func, "__name__", "")
         with torch._C.DisableTorchFunctionSubclass():
             result = func(*args, **kwargs)
@@ -445,17 +446,6 @@ class _Traced(Tensor):
             shape = list(first.shape) if isinstance(first, Tensor) else []
             attentions.calls.append([name, shape])
         return _trace(result, attentions)
-
-
-def _leaves(value: Any):
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _leaves(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
-    else:
-        yield value
 
 
 def _trace(result: Any, attentions: _Attentions) -> Any:

@@ -30,6 +30,7 @@ from . import (
     fail,
     fmt,
     largest_difference,
+    leaves,
     plain,
     refusing,
 )
@@ -157,7 +158,7 @@ class _Scores(Tensor):
         prop = name == "__get__"  # a property: x.shape, x.dtype, x.T ...
         if prop:
             name = getattr(getattr(func, "__self__", None), "__name__", name)
-        tracked = [a for a in _leaves((args, kwargs)) if isinstance(a, _Scores)]
+        tracked = [a for a in leaves((args, kwargs)) if isinstance(a, _Scores)]
         with torch._C.DisableTorchFunctionSubclass():
             result = func(*args, **kwargs)
             if not tracked or name in _NO_READ or prop and name not in _SAME_SCORES | _ARRANGE:
@@ -198,17 +199,6 @@ class _Copies(TorchFunctionMode):
         ):
             return _track(result, data[0]._positions, data[0]._reads)
         return result
-
-
-def _leaves(value):
-    if isinstance(value, (list, tuple)):
-        for v in value:
-            yield from _leaves(v)
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _leaves(v)
-    else:
-        yield value
 
 
 def _swap(value, f):
