@@ -1105,11 +1105,17 @@ CHANCE_NODES = 60
 BY_CHANCE = "expected by chance"
 
 
-def _short_match(size: int, theirs: str, worked: str, template: str = "") -> bool:
+def _by_chance(size: int, mine: tuple | None, book: tuple | None) -> bool:
     """Whether code of ``size`` nodes that is the worked solution's up to names is a likeness
-    expected by chance (:data:`CHANCE_NODES`): short, and not the same names as well."""
-    mine, book = code_shape(theirs, template, keep_names=True), code_shape(worked, keep_names=True)
+    expected by chance (:data:`CHANCE_NODES`): short, and its shape with names kept (``mine``) not
+    the worked solution's (``book``), so not near-verbatim either."""
     return size < CHANCE_NODES and not (mine and book and mine[0] == book[0])
+
+
+def _short_match(size: int, theirs: str, worked: str, template: str = "") -> bool:
+    """:func:`_by_chance` for a whole answer cell ``theirs`` against the worked cell ``worked``."""
+    mine, book = code_shape(theirs, template, keep_names=True), code_shape(worked, keep_names=True)
+    return _by_chance(size, mine, book)
 
 
 def code_answers(nb: nbformat.NotebookNode) -> dict[str, str]:
@@ -1282,7 +1288,7 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
                     book = definition_shapes(solutions.get(grade_id, ""), keep_names=True).get(
                         worked[their_dump]
                     )
-                    if their_size < CHANCE_NODES and not (verbatim and verbatim == book):
+                    if _by_chance(their_size, verbatim, book):
                         by_chance.append(
                             f"{student} {grade_id}: the short function {name} is like the worked "
                             f"solution's {worked[their_dump]} up to names ({their_size} syntax "
