@@ -364,7 +364,7 @@ def test_a_classmates_right_answer_is_named_in_the_copy_report(tmp_path, capsys)
     assert "classmates_answer(check, args, student, self.classmates)" in inspect.getsource(
         grade_course.Grader.grade_one
     )
-    assert "grader.classmates = _with_class(" in inspect.getsource(grade_course.main)
+    assert "grader.classmates = _with_class(" in inspect.getsource(grade_course._grade_run)
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert "a wrong number that is a classmate's right one is listed too" in page
 

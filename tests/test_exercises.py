@@ -1327,10 +1327,12 @@ def test_two_wrong_shape_predictions_are_named_together():
 
 @pytest.mark.parametrize("args", [(3, True), (1, False), (2, True), (3, False)])
 def test_shape_predictions_are_not_judged_without_the_trained_model(args):
-    """Reader s28, ch05, 3: without blind_model the predictions are only recorded, right or wrong,
-    so that the check cannot be passed by trying the answers one after another."""
+    """Reader s28, ch05, 3: without blind_model the predictions are not judged, right or wrong,
+    so that the check cannot be passed by trying the answers one after another; and the checker
+    does not claim to record them (reader s30: nothing was kept)."""
     verdict = ch05.check_without_positions(*args)
-    assert verdict.status == "not attempted" and "recorded" in verdict.message
+    assert verdict.status == "not attempted" and "train blind_model" in verdict.message
+    assert "recorded" not in verdict.message and "does not keep them" in verdict.message
     for answer in ("three", " 3 ", "lose most", "right", "wrong"):
         assert answer not in verdict.message
 
