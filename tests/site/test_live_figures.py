@@ -63,6 +63,12 @@ def translator(site, server, browser):
         for e in (manifest["models"][f"translator_{part}"] for part in ("encoder", "decoder"))
     )
     runtime = manifest["runtime_bytes"]
+    # the load button sits just under the input box, not at the figure's bottom (reader s30, ch04, 5)
+    above = browser.execute_script(
+        f"return document.querySelector({TRANSLATOR!r}).querySelector('.book-live-load')"
+        ".previousElementSibling.className;"
+    )
+    assert above == "book-live-controls", above
     label = browser.execute_script(
         f"return document.querySelector({TRANSLATOR!r}).querySelector('.book-live-button')"
         ".textContent;"

@@ -142,9 +142,10 @@ export function createContext(base) {
       return manifestPromise;
     },
 
-    // Renders a button stating the download size; on click downloads the model with a progress bar
-    // and starts its session in the worker. Resolves when the model can run.
-    async loadModel(container, names, label = "Run the real model in your browser") {
+    // Renders a button stating the download size (at the bottom of `container`, or just after the
+    // element `after`); on click downloads the model with a progress bar and starts its session in
+    // the worker. Resolves when the model can run.
+    async loadModel(container, names, label = "Run the real model in your browser", after = null) {
       names = Array.isArray(names) ? names : [names];
       if (allLoading(names)) return Promise.all(names.map((n) => loaded.get(n)));
       const manifest = await ctx.manifest();
@@ -154,7 +155,8 @@ export function createContext(base) {
       const bar = container.querySelector(".book-live-load") || document.createElement("div");
       bar.className = "book-live-load";
       bar.innerHTML = "";
-      container.appendChild(bar);
+      if (after) after.after(bar);
+      else container.appendChild(bar);
       if (!(await offerDownload(bar, names, label, modelBytes, runtime))) {
         await followOtherFigure(bar, names);
         return undefined;

@@ -15,9 +15,10 @@ export function mountTranslator(root, example, ctx) {
   const { form, input, compute } = textAndButton(root, "English-like sentence", example.source, 50,
     "source sentence", "Translate");
   // beside the greyed button, why it is grey until the model is loaded (reader s22: only the prose,
-  // several lines above the figure, said so)
+  // several lines above the figure, said so); the load button sits just under the input (reader s30:
+  // at the figure's bottom it was 450 px below it at 1280 px, 700 at 360)
   const hint = html("span", { class: "book-live-status book-live-hint", id: "book-live-translator-hint" },
-    form, "Load the model first: the button at the bottom of the figure.");
+    form, "Load the model first: the button just below.");
   compute.setAttribute("aria-describedby", hint.id);
   const words = html("details", { class: "book-live-vocab" }, root);
   html("summary", {}, words, `The source language's ${example.source_words.length} words`);
@@ -98,7 +99,7 @@ export function mountTranslator(root, example, ctx) {
   compute.addEventListener("click", run);
   draw(example.source.split(" "), example.tokens, example.attention);
   root.dataset.state = "example";
-  ctx.loadModel(root, ["translator_encoder", "translator_decoder"]).then(() => {
+  ctx.loadModel(root, ["translator_encoder", "translator_decoder"], undefined, form).then(() => {
     compute.disabled = false;
     hint.remove();
     compute.removeAttribute("aria-describedby");
