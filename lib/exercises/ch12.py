@@ -462,8 +462,9 @@ CHANCE = 0.5  # the word is known (bank or play), its sense is a coin flip
 # rounding to three decimals, so 0.408, the unrounded 0.40821 and seed 2's 0.413 pass, 0.42 does not.
 UNSEEN_SPREAD = 2
 ACCURACY_TOLERANCE = (UNSEEN_SPREAD + 0.5) / N_UNSEEN_TEST  # 0.0054
-# the exercise asks for three decimals: no measurement k / 463 (0 < k < 463) has two or fewer
-UNSEEN_MIN_DECIMALS = 3
+# Inside that band every number passes, however it is written: 190 of 463 to three decimals is 0.410,
+# which Python writes 0.41, and a float32 accuracy is a few ulps from the float64 one. Outside it, a number
+# with two decimals or fewer (0.40, 0.5) is a guess, and is told to measure.
 
 
 def _fraction(value: Any, name: str) -> float:
@@ -487,8 +488,9 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
 
     Tolerances: unseen_accuracy within ACCURACY_TOLERANCE (0.0054) of the chapter's measurement
     (UNSEEN_ACCURACY): the spread of that measurement over kernel paths and training seeds, two test sentences,
-    and half a sentence for the rounding to three decimals, as the exercise asks; a number with two
-    decimals or fewer (0.41, 0.5) is told to measure. chance_accuracy within 0.02 of 0.5. The messages name the mistake and what to compute
+    and half a sentence for the rounding to three decimals, as the exercise asks (so 0.41, which is 190
+    of 463 to three decimals, passes); outside it, a number with two decimals or fewer (0.40, 0.5) is told
+    to measure. chance_accuracy within 0.02 of 0.5. The messages name the mistake and what to compute
     or check, never the value."""
     if unseen_accuracy is None and chance_accuracy is None:
         not_attempted(
@@ -506,8 +508,8 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
             )
     if unseen_accuracy is not None:
         acc = _fraction(unseen_accuracy, "unseen_accuracy")
-        too_round = abs(acc * 100 - round(acc * 100)) < 1e-9  # two decimals or fewer
-        if abs(acc - UNSEEN_ACCURACY) > ACCURACY_TOLERANCE or too_round:
+        if abs(acc - UNSEEN_ACCURACY) > ACCURACY_TOLERANCE:
+            too_round = abs(acc * 100 - round(acc * 100)) < 1e-9  # two decimals or fewer
             if acc > 0.8:
                 fail(
                     f"unseen_accuracy = {fmt(acc)} is the kind of score the chapter's probes get (above 95%) when every test phrase has a twin in its training set. Check your split: a sentence goes to the test set when zlib.crc32 of the sentence without names is even, and the probe trains on the others only."
