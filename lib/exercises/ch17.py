@@ -33,6 +33,7 @@ from . import (
     fmt,
     largest_difference,
     not_attempted,
+    refused,
     refusing,
     variant,
 )
@@ -245,11 +246,15 @@ def check_rope_halves(rope_halves: Any) -> str:
     """Check ``rope_halves(x [T, Dh], positions [T], theta) -> [T, Dh]`` against
     :func:`rope_reference` to 1e-4 on hidden cases (Dh from 4 to 64, positions up to 1002)."""
     attempted(rope_halves, "rope_halves")
-    if "apply_rope" in getattr(getattr(rope_halves, "__code__", None), "co_names", ()):
-        fail(
-            "your `rope_halves` calls the library's apply_rope; write the rotation yourself, then compare."
-        )
+    with refused(
+        REFUSALS["check_rope_halves"], rope_halves
+    ) as again:  # what the course grader refuses
+        return _check_rope_cases(rope_halves, again)
+
+
+def _check_rope_cases(rope_halves: Any, again: Any) -> str:
     for description, x, positions, theta in _rope_cases():
+        again()  # modules the answer imported on its last call refuse too
         case = f"'{description}'"
         result = call(rope_halves, x, positions, theta, name="rope_halves", case=case)
         result = expect_tensor(result, tuple(x.shape), name="rope_halves", case=case)
@@ -323,7 +328,13 @@ def check_expand_kv(expand_kv: Any) -> str:
     """Check ``expand_kv(k [B, Hkv, T, Dh], n_heads) -> [B, n_heads, T, Dh]``: query head h reads key
     head h // (n_heads / Hkv), as every checkpoint's ``repeat_kv``; exactly (it only copies)."""
     attempted(expand_kv, "expand_kv")
+    with refused(REFUSALS["check_expand_kv"], expand_kv) as again:  # what the course grader refuses
+        return _check_expand_cases(expand_kv, again)
+
+
+def _check_expand_cases(expand_kv: Any, again: Any) -> str:
     for description, k, H in _expand_cases():
+        again()  # modules the answer imported on its last call refuse too
         case = f"'{description}'"
         B, Hkv, T, Dh = k.shape
         result = call(expand_kv, k, H, name="expand_kv", case=case)
@@ -502,14 +513,15 @@ def check_ffn_sublayer(ffn_sublayer: Any) -> str:
     = x + down(silu(gate h) * up h), h = RMSNorm(x) (eps 1e-6), against :func:`ffn_reference`, on
     ordinary rows and on rows of root mean square about 1e-3 and 1e-5, where eps matters."""
     attempted(ffn_sublayer, "ffn_sublayer")
-    used = {"RMSNorm", "SwiGLU"} & set(
-        getattr(getattr(ffn_sublayer, "__code__", None), "co_names", ())
-    )
-    if used:
-        fail(
-            f"your `ffn_sublayer` uses the library's {' and '.join(sorted(used))}, which the exercise asks you to write yourself."
-        )
+    with refused(
+        REFUSALS["check_ffn_sublayer"], ffn_sublayer
+    ) as again:  # what the course grader refuses
+        return _check_ffn_cases(ffn_sublayer, again)
+
+
+def _check_ffn_cases(ffn_sublayer: Any, again: Any) -> str:
     for description, args in _ffn_cases():
+        again()  # modules the answer imported on its last call refuse too
         case = f"'{description}'"
         result = call(ffn_sublayer, *args, name="ffn_sublayer", case=case)
         result = expect_tensor(result, tuple(args[0].shape), name="ffn_sublayer", case=case)
