@@ -9,7 +9,7 @@
 - :func:`check_ffn_sublayer`: exercise 3 (implement): a modern decoder's feed-forward sub-layer,
   x + SwiGLU(RMSNorm(x)) (Zhang & Sennrich 2019; Shazeer 2020), as ``lib.llama`` computes it.
 - :func:`check_long_context`: exercise 4 (predict, then check): the key/value cache of Qwen3 0.6B
-  at its full context, the smallest sliding window whose stack of 32 layers reaches 32,768
+  at its config's position limit, the smallest sliding window whose stack of 32 layers reaches 32,768
   positions, and that window's rolling cache (``lib.llama.kv_cache_bytes_per_token``).
 """
 
@@ -577,7 +577,7 @@ def _cache_config(numbers: dict[str, int]) -> LlamaConfig:
 def _long_context_answers() -> dict[str, float]:
     """The three right answers, from the library's presets (private: a public function that returns
     them is an answer a student could import, course review s15, S1): the cache of Qwen3 0.6B (or of
-    the student's variant, :func:`cache_variant`) for its full context in GiB (bfloat16), the smallest
+    the student's variant, :func:`cache_variant`) at its config's position limit in GiB (bfloat16), the smallest
     W with L (W - 1) >= 32,768 at L = 32, and the rolling cache of Mistral 7B v0.1 with that window
     (W - 1 positions kept) in MiB."""
     numbers = cache_variant()
@@ -639,7 +639,12 @@ def _check_qwen(gib: float, right: float) -> None:
         mistakes.append(
             (
                 right * REACH / context,
-                f"that is for 32,768 tokens; {'Qwen3 0.6B' if n == book else 'your model'}'s context is {context:,} positions.",
+                f"that is for 32,768 tokens; the exercise asks for {context:,}, "
+                + (
+                    "Qwen3 0.6B's position limit (max_position_embeddings)."
+                    if n == book
+                    else "your model's context."
+                ),
             )
         )
     for wrong, message in mistakes:
@@ -730,4 +735,4 @@ def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_
     weights = count_parameters(_cache_config(numbers)) * 2 / 2**30  # bfloat16, GiB
     book = numbers == {**VARIANT_BOOK, "n_heads": 16}
     model = "Qwen3 0.6B's cache" if book else "Your model's cache (Qwen3 0.6B with your numbers)"
-    return f"{model} at its full context is {right['qwen3_cache_gib']:g} GiB per sequence, {right['qwen3_cache_gib'] / weights:.1f} times its weights in bfloat16 ({weights:.2f} GiB); a window of {right['smallest_window']:,} positions lets the 32 layers reach 32,768 positions, with a rolling cache of only {right['window_cache_mib']:g} MiB."
+    return f"{model} at {numbers['context']:,} tokens is {right['qwen3_cache_gib']:g} GiB per sequence, {right['qwen3_cache_gib'] / weights:.1f} times its weights in bfloat16 ({weights:.2f} GiB); a window of {right['smallest_window']:,} positions lets the 32 layers reach 32,768 positions, with a rolling cache of only {right['window_cache_mib']:g} MiB."
