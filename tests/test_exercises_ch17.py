@@ -524,7 +524,7 @@ def test_the_notebooks_refusals_are_the_graders_table():
 
     for checker in ("check_rope_halves", "check_expand_kv", "check_ffn_sublayer"):
         source = inspect.getsource(getattr(ch17, checker))
-        assert f'refused(REFUSALS["{checker}"]' in source
+        assert re.search(rf'refused\(\s*REFUSALS\["{checker}"\]', source)
 
 
 def test_the_honest_solutions_still_pass_after_a_refusal():
