@@ -165,7 +165,9 @@ def test_a_graded_course_counts_each_submission_once_in_its_own_row(tmp_path):
         "✗ rope_halves: not yet right. On the case 'T = 6, Dh = 8, theta = 10000, positions 3 to 8', "
         + ch17._exponent_message(dict(ch17._ROPE_MISTAKES)["exponent i/Dh"], 8, 10000.0)
     )
-    assert notes.matching(bob, rope) is rope[2] and "theta^(-i/Dh)" in rope[2].message
+    # rope[0]: the interleaved pairs; the refusal of apply_rope by name, once first, is now the
+    # REFUSALS row the checker applies while the answer runs (reader's report ch17 s31, 1)
+    assert notes.matching(bob, rope) is rope[1] and "theta^(-i/Dh)" in rope[1].message
 
 
 @pytest.mark.parametrize(

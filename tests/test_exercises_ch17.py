@@ -84,8 +84,11 @@ def test_the_references_are_the_librarys():
     assert (library.double() - mine).abs().max() < 1e-5
 
 
-def test_the_checkers_accept_the_library_and_say_not_attempted_to_a_stub():
-    assert ch17.check_expand_kv(lambda k, n: repeat_kv(k, n // k.shape[1])).passed
+def test_the_checkers_refuse_the_library_and_say_not_attempted_to_a_stub():
+    """The library's repeat_kv is refused in the notebook as the course grader refuses it (reader's
+    report ch17 s31, 1: the exercise text forbids it)."""
+    with pytest.raises(ExerciseFailed, match="it called the library's repeat_kv"):
+        ch17.check_expand_kv(lambda k, n: repeat_kv(k, n // k.shape[1]))
 
     def stub(x, positions, theta=10000.0): ...
 
@@ -430,3 +433,116 @@ def test_the_long_context_answers_are_the_librarys():
     assert 32 * (W - 1) >= 32_768 > 32 * (W - 2)
     mistral = LlamaConfig.mistral_7b()
     assert right["window_cache_mib"] == kv_cache_bytes_per_token(mistral) * (W - 1) / 2**20
+
+
+# --- what the exercise texts forbid, refused in the notebook (reader's report ch17 s31, 1 and 3) ---
+
+
+def _hf_rope(x, positions, theta=10000.0):
+    from transformers.models.llama.modeling_llama import rotate_half
+
+    Dh = x.shape[-1]
+    angles = positions[:, None].float() * theta ** -(torch.arange(0, Dh, 2).float() / Dh)
+    cos, sin = torch.cat([angles.cos()] * 2, -1), torch.cat([angles.sin()] * 2, -1)
+    return x * cos + rotate_half(x) * sin
+
+
+def _hf_expand(k, n_heads):
+    from transformers.models.llama.modeling_llama import repeat_kv as copies  # another name
+
+    return copies(k, n_heads // k.shape[1])
+
+
+def _ffn_with(norm):
+    def ffn_sublayer(x, weight, gate, up, down):
+        h = norm(x, weight)
+        return x + (F.silu(h @ gate.T) * (h @ up.T)) @ down.T
+
+    return ffn_sublayer
+
+
+def _torch_module_norm(x, weight):
+    norm = torch.nn.RMSNorm(x.shape[-1], eps=1e-6)
+    with torch.no_grad():
+        norm.weight.copy_(weight)
+    return norm(x)
+
+
+def _hf_module_norm(x, weight):
+    from transformers.models.qwen3.modeling_qwen3 import Qwen3RMSNorm
+
+    norm = Qwen3RMSNorm(x.shape[-1], eps=1e-6)
+    with torch.no_grad():
+        norm.weight.copy_(weight)
+    return norm(x)
+
+
+@pytest.mark.parametrize(
+    "checker, answer, names",
+    [
+        ("check_rope_halves", _hf_rope, "it called transformers' rotate_half"),
+        ("check_expand_kv", _hf_expand, "it called transformers' repeat_kv"),
+        (
+            "check_ffn_sublayer",
+            _ffn_with(lambda x, w: torch.rms_norm(x, (x.shape[-1],), w, 1e-6)),
+            "it called torch's rms_norm",
+        ),
+        (
+            "check_ffn_sublayer",
+            _ffn_with(lambda x, w: F.rms_norm(x, (x.shape[-1],), w, 1e-6)),
+            "it called torch's rms_norm",
+        ),
+        (
+            "check_ffn_sublayer",
+            _ffn_with(lambda x, w: torch.ops.aten.rms_norm(x, [x.shape[-1]], w, 1e-6)),
+            "it called torch's rms_norm",
+        ),
+        ("check_ffn_sublayer", _ffn_with(_torch_module_norm), "it called torch's rms_norm"),
+        ("check_ffn_sublayer", _ffn_with(_hf_module_norm), "it called transformers' RMSNorm"),
+    ],
+)
+def test_the_notebooks_checkers_refuse_what_the_exercise_forbids_naming_whose(
+    checker, answer, names
+):
+    """The reader's four answers that passed (transformers' rotate_half and repeat_kv, torch.rms_norm,
+    F.rms_norm), torch's and transformers' RMSNorm modules: refused, the message naming the library
+    used, never "the library's" for torch's (s31, 3). Afterwards every function is itself again."""
+    originals = (torch.rms_norm, F.rms_norm, torch.nn.RMSNorm.forward)
+    with pytest.raises(ExerciseFailed) as failed:
+        getattr(ch17, checker)(answer)
+    assert names in str(failed.value)
+    assert "the library's" not in str(failed.value)
+    assert (torch.rms_norm, F.rms_norm, torch.nn.RMSNorm.forward) == originals
+    x = torch.randn(2, 4)
+    assert torch.allclose(F.rms_norm(x, (4,), eps=1e-6), _torch_module_norm(x, torch.ones(4)))
+
+
+def test_the_notebooks_refusals_are_the_graders_table():
+    """One list for both (s31, 1): each checker of exercises 1-3 refuses through its REFUSALS row,
+    so a target added there is refused in the notebook too."""
+    import inspect
+
+    for checker in ("check_rope_halves", "check_expand_kv", "check_ffn_sublayer"):
+        source = inspect.getsource(getattr(ch17, checker))
+        assert re.search(rf'refused\(\s*REFUSALS\["{checker}"\]', source)
+
+
+def test_the_honest_solutions_still_pass_after_a_refusal():
+    with pytest.raises(ExerciseFailed):
+        ch17.check_rope_halves(_hf_rope)
+    for checker, name in [
+        ("check_rope_halves", "rope_halves"),
+        ("check_expand_kv", "expand_kv"),
+        ("check_ffn_sublayer", "ffn_sublayer"),
+    ]:
+        assert getattr(ch17, checker)(solution_function(CHAPTER, checker, name)).passed
+
+
+def test_refused_takes_only_refusals_of_every_call():
+    from lib.exercises import refused
+
+    with pytest.raises(ValueError, match="table"):
+        with refused(
+            [("lib.llama.repeat_kv", "groups", ch17.REFUSALS["check_expand_kv"][0][2])], None
+        ):
+            pass

@@ -68,6 +68,7 @@ __all__ = [
     "call",
     "CALL_TIME_LIMIT",
     "replaced",
+    "refused",
     "expect_tensor",
     "expect_number",
     "expect_bool",
@@ -575,6 +576,107 @@ def replaced(stand_ins: dict[Callable, Callable], module: Any, reader_function: 
     finally:
         for space, name, value in reversed(saved):
             space[name] = value
+
+
+def _refusal_targets(target: str) -> list[tuple[Any, str, Any]]:
+    """(holder, name, object) of each function a refusal's target names ("lib.rope.apply_rope",
+    "torch.nn.RMSNorm.forward"), or for a pattern ("transformers.models.*.modeling_*.repeat_kv") each
+    one in the modules imported so far, as the course grader's sandbox finds them; none for a name
+    this version of a library lacks (torch._fused_rms_norm)."""
+    import fnmatch
+    import importlib
+
+    parts = target.split(".")
+    if "*" in target:
+        modules = [
+            (name, module)
+            for name, module in list(sys.modules.items())
+            if module is not None
+            and fnmatch.fnmatchcase(name, ".".join(parts[: name.count(".") + 1]))
+            and len(parts) > name.count(".") + 1
+        ]
+    else:
+        modules = []
+        for cut in range(len(parts) - 1, 0, -1):  # the longest importable module name
+            try:
+                modules = [(".".join(parts[:cut]), importlib.import_module(".".join(parts[:cut])))]
+                break
+            except ImportError:
+                continue
+    found = []
+    for module_name, module in modules:
+        holders = [(module, None)]
+        rest = parts[module_name.count(".") + 1 :]
+        for depth, part in enumerate(rest):
+            found_here = []
+            for holder, _ in holders:
+                for key, value in list(getattr(holder, "__dict__", {}).items()):
+                    if not fnmatch.fnmatchcase(key, part):
+                        continue
+                    if "*" in target and holder is module:
+                        if getattr(value, "__module__", None) != module_name:
+                            continue  # a pattern names a module's own functions and classes only
+                    found_here.append((holder, key) if depth == len(rest) - 1 else (value, None))
+            holders = found_here
+        found += [(holder, key, vars(holder)[key]) for holder, key in holders if key is not None]
+    return [(holder, key, value) for holder, key, value in found if callable(value)]
+
+
+def _op_name(func: Any) -> str | None:
+    """The name of torch's op a torch function mode sees (``torch.rms_norm``, ``torch.ops.aten.rms_norm``
+    and its overloads: "rms_norm"), None for a function that is no op of torch's."""
+    name = getattr(func, "_qualified_op_name", None)
+    if name is None and hasattr(func, "overloadpacket"):
+        name = func.overloadpacket._qualified_op_name
+    if name is not None:
+        namespace, _, name = name.partition("::")
+        return name if namespace == "aten" else None
+    return getattr(func, "__name__", None) if inspect.isbuiltin(func) else None
+
+
+@contextmanager
+def refused(table: list, reader_function: Any):
+    """While inside, every function of a checker's ``REFUSALS`` table [(target, None, raiser)] raises
+    its refusal: the course grader's own table, so the notebook refuses what the grader refuses. Each
+    is replaced where its module or class holds it and under any name in the reader's notebook
+    (:func:`replaced`); a built-in op of torch's (``torch.rms_norm``) is refused however it is spelled
+    (``torch.ops.aten.rms_norm``), by a torch function mode. Only refusals of every call (None).
+
+    Yields ``again()``: call it before each call of the reader's function, so that a pattern's
+    modules imported since (an answer that imports transformers inside itself) refuse too."""
+    from torch.overrides import TorchFunctionMode
+
+    if any(len(row) != 3 or row[1] is not None for row in table):
+        raise ValueError("table: rows (target, None, raiser) only, a refusal of every call")
+    swaps, by_id, ops = [], {}, {}
+    raisers = {id(raiser) for _, _, raiser in table}
+
+    def again() -> None:
+        for target, _, raiser in table:
+            for holder, key, original in _refusal_targets(target):
+                if id(original) in raisers:
+                    continue  # refused already
+                swaps.append((holder, key, original))
+                by_id[id(original)] = raiser  # F.rms_norm held from before: the mode sees it
+                if inspect.isbuiltin(original) and _op_name(original):
+                    ops[_op_name(original)] = raiser
+                setattr(holder, key, raiser)
+
+    class Refusing(TorchFunctionMode):
+        def __torch_function__(self, func, types, args=(), kwargs=None):
+            raiser = by_id.get(id(func)) or ops.get(_op_name(func))
+            if raiser is not None:
+                raiser()
+            return func(*args, **(kwargs or {}))
+
+    try:
+        again()
+        stand_ins = {original: by_id[id(original)] for _, _, original in swaps}
+        with replaced(stand_ins, sys.modules[__name__], reader_function), Refusing():
+            yield again
+    finally:
+        for holder, key, original in reversed(swaps):
+            setattr(holder, key, original)
 
 
 def _cell_above_crashed() -> str | None:

@@ -9,7 +9,7 @@
 - :func:`check_ffn_sublayer`: exercise 3 (implement): a modern decoder's feed-forward sub-layer,
   x + SwiGLU(RMSNorm(x)) (Zhang & Sennrich 2019; Shazeer 2020), as ``lib.llama`` computes it.
 - :func:`check_long_context`: exercise 4 (predict, then check): the key/value cache of Qwen3 0.6B
-  at its full context, the smallest sliding window whose stack of 32 layers reaches 32,768
+  at its config's position limit, the smallest sliding window whose stack of 32 layers reaches 32,768
   positions, and that window's rolling cache (``lib.llama.kv_cache_bytes_per_token``).
 """
 
@@ -33,6 +33,7 @@ from . import (
     fmt,
     largest_difference,
     not_attempted,
+    refused,
     refusing,
     variant,
 )
@@ -245,11 +246,15 @@ def check_rope_halves(rope_halves: Any) -> str:
     """Check ``rope_halves(x [T, Dh], positions [T], theta) -> [T, Dh]`` against
     :func:`rope_reference` to 1e-4 on hidden cases (Dh from 4 to 64, positions up to 1002)."""
     attempted(rope_halves, "rope_halves")
-    if "apply_rope" in getattr(getattr(rope_halves, "__code__", None), "co_names", ()):
-        fail(
-            "your `rope_halves` calls the library's apply_rope; write the rotation yourself, then compare."
-        )
+    with refused(
+        REFUSALS["check_rope_halves"], rope_halves
+    ) as again:  # what the course grader refuses
+        return _check_rope_cases(rope_halves, again)
+
+
+def _check_rope_cases(rope_halves: Any, again: Any) -> str:
     for description, x, positions, theta in _rope_cases():
+        again()  # modules the answer imported on its last call refuse too
         case = f"'{description}'"
         result = call(rope_halves, x, positions, theta, name="rope_halves", case=case)
         result = expect_tensor(result, tuple(x.shape), name="rope_halves", case=case)
@@ -323,7 +328,13 @@ def check_expand_kv(expand_kv: Any) -> str:
     """Check ``expand_kv(k [B, Hkv, T, Dh], n_heads) -> [B, n_heads, T, Dh]``: query head h reads key
     head h // (n_heads / Hkv), as every checkpoint's ``repeat_kv``; exactly (it only copies)."""
     attempted(expand_kv, "expand_kv")
+    with refused(REFUSALS["check_expand_kv"], expand_kv) as again:  # what the course grader refuses
+        return _check_expand_cases(expand_kv, again)
+
+
+def _check_expand_cases(expand_kv: Any, again: Any) -> str:
     for description, k, H in _expand_cases():
+        again()  # modules the answer imported on its last call refuse too
         case = f"'{description}'"
         B, Hkv, T, Dh = k.shape
         result = call(expand_kv, k, H, name="expand_kv", case=case)
@@ -502,14 +513,15 @@ def check_ffn_sublayer(ffn_sublayer: Any) -> str:
     = x + down(silu(gate h) * up h), h = RMSNorm(x) (eps 1e-6), against :func:`ffn_reference`, on
     ordinary rows and on rows of root mean square about 1e-3 and 1e-5, where eps matters."""
     attempted(ffn_sublayer, "ffn_sublayer")
-    used = {"RMSNorm", "SwiGLU"} & set(
-        getattr(getattr(ffn_sublayer, "__code__", None), "co_names", ())
-    )
-    if used:
-        fail(
-            f"your `ffn_sublayer` uses the library's {' and '.join(sorted(used))}, which the exercise asks you to write yourself."
-        )
+    with refused(
+        REFUSALS["check_ffn_sublayer"], ffn_sublayer
+    ) as again:  # what the course grader refuses
+        return _check_ffn_cases(ffn_sublayer, again)
+
+
+def _check_ffn_cases(ffn_sublayer: Any, again: Any) -> str:
     for description, args in _ffn_cases():
+        again()  # modules the answer imported on its last call refuse too
         case = f"'{description}'"
         result = call(ffn_sublayer, *args, name="ffn_sublayer", case=case)
         result = expect_tensor(result, tuple(args[0].shape), name="ffn_sublayer", case=case)
@@ -565,7 +577,7 @@ def _cache_config(numbers: dict[str, int]) -> LlamaConfig:
 def _long_context_answers() -> dict[str, float]:
     """The three right answers, from the library's presets (private: a public function that returns
     them is an answer a student could import, course review s15, S1): the cache of Qwen3 0.6B (or of
-    the student's variant, :func:`cache_variant`) for its full context in GiB (bfloat16), the smallest
+    the student's variant, :func:`cache_variant`) at its config's position limit in GiB (bfloat16), the smallest
     W with L (W - 1) >= 32,768 at L = 32, and the rolling cache of Mistral 7B v0.1 with that window
     (W - 1 positions kept) in MiB."""
     numbers = cache_variant()
@@ -627,7 +639,12 @@ def _check_qwen(gib: float, right: float) -> None:
         mistakes.append(
             (
                 right * REACH / context,
-                f"that is for 32,768 tokens; {'Qwen3 0.6B' if n == book else 'your model'}'s context is {context:,} positions.",
+                f"that is for 32,768 tokens; the exercise asks for {context:,}, "
+                + (
+                    "Qwen3 0.6B's position limit (max_position_embeddings)."
+                    if n == book
+                    else "your model's context."
+                ),
             )
         )
     for wrong, message in mistakes:
@@ -718,4 +735,4 @@ def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_
     weights = count_parameters(_cache_config(numbers)) * 2 / 2**30  # bfloat16, GiB
     book = numbers == {**VARIANT_BOOK, "n_heads": 16}
     model = "Qwen3 0.6B's cache" if book else "Your model's cache (Qwen3 0.6B with your numbers)"
-    return f"{model} at its full context is {right['qwen3_cache_gib']:g} GiB per sequence, {right['qwen3_cache_gib'] / weights:.1f} times its weights in bfloat16 ({weights:.2f} GiB); a window of {right['smallest_window']:,} positions lets the 32 layers reach 32,768 positions, with a rolling cache of only {right['window_cache_mib']:g} MiB."
+    return f"{model} at {numbers['context']:,} tokens is {right['qwen3_cache_gib']:g} GiB per sequence, {right['qwen3_cache_gib'] / weights:.1f} times its weights in bfloat16 ({weights:.2f} GiB); a window of {right['smallest_window']:,} positions lets the 32 layers reach 32,768 positions, with a rolling cache of only {right['window_cache_mib']:g} MiB."
