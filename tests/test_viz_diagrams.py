@@ -1321,7 +1321,6 @@ SMALLER_ON_A_PHONE = {
     "bert_layer_diagram",
     "bert_pretraining_diagram",
     "captioning_diagram",
-    "connectivity_diagram",
     "electra_diagram",
     "elmo_diagram",
     "gpt_diagram",

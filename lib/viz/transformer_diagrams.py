@@ -21,6 +21,7 @@ from lib.viz.diagrams import (
     _box,
     _canvas,
     _line,
+    _phone_font,
     _t,
     _words,
 )
@@ -187,7 +188,8 @@ def connectivity_diagram(n_tokens=6):
     Top, a recurrent network: each position hands its state to the next, so position 0 reaches the
     last one in n_tokens - 1 steps (the path in orange). Bottom, self-attention: an arc joins every
     pair of positions (no mask), so any two are one step apart (the arc from the first to the last
-    in blue). Drawn for a phone's column: 5 inches wide with 11.5-point text. Returns the Figure."""
+    in blue). Drawn for a phone's column: 5 inches wide, its text at 12 CSS px there. Returns the
+    Figure."""
     check_int(n_tokens, "n_tokens", 2)
     if n_tokens > 8:
         raise ValueError(f"n_tokens: expected 2 to 8 positions (each needs room), got {n_tokens}")
@@ -200,7 +202,7 @@ def connectivity_diagram(n_tokens=6):
         f"every pair of positions ({pairs} arcs), and the arc from position 0 to position {last}, "
         "drawn in blue, is one step."
     )
-    font, r = _PHONE_FONT, 0.2  # r: a position's radius, inches
+    font, r = _phone_font(5.0), 0.2  # r: a position's radius, inches
     fig, ax = _canvas(5.0, 3.5, alt)
     xs = [0.45 + k * 4.1 / last for k in range(n)]
     rnn, attn = "C1", "C0"
