@@ -1325,7 +1325,6 @@ SMALLER_ON_A_PHONE = {
     "elmo_diagram",
     "gpt_diagram",
     "gpt_blocks_diagram",
-    "gpt_classifier_diagram",
     "gqa_diagram",
     "han_diagram",
     "kv_cache_diagram",

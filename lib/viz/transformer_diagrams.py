@@ -1623,8 +1623,8 @@ def gpt_classifier_diagram(words=("the", "keys", "are", "old"), n_classes=2):
     the input ``<bos> words <eos>``, one column per token, runs through the pretrained GPT (its
     blocks and ln_f); the head, a new linear layer D -> ``n_classes``, reads the final state of the
     last token, <eos>, the only position that has seen every token under the causal mask; the
-    states of the other positions are not read. Drawn for a phone: 5.0 inches wide, 11.5-point
-    text. Returns the Figure."""
+    states of the other positions are not read. Drawn for a phone: 5.0 inches wide, its text at 12
+    CSS px there. Returns the Figure."""
     if not isinstance(words, (list, tuple)) or not all(isinstance(w, str) for w in words):
         raise TypeError(f"words: expected a list or tuple of strings, got {words!r}")
     if not 1 <= len(words) <= 5:
@@ -1642,9 +1642,9 @@ def gpt_classifier_diagram(words=("the", "keys", "are", "old"), n_classes=2):
     )
     width, height = 5.0, 5.0
     fig, ax = _canvas(width, height, alt)
-    font = _PHONE_FONT
-    step = (width - 0.5) / T
-    xs = [0.25 + step * (t + 0.5) for t in range(T)]
+    font = _phone_font(width)
+    step = (width - 0.3) / T
+    xs = [0.15 + step * (t + 0.5) for t in range(T)]
     y_tok, y_gpt, y_h, y_head, y_out = 0.35, 1.55, 2.75, 3.65, 4.5
     for x, token in zip(xs, tokens):
         _box(ax, x, y_tok, token, "io", w=step - 0.06, h=0.42, fontsize=font)
