@@ -412,8 +412,8 @@ def gpt_diagram(config, *, stacked=False):
     ``config`` (a ``lib.gpt.GPTConfig``): token and position embeddings, N blocks, a final
     LayerNorm and the tied output layer; right, one pre-LN block: LayerNorm, masked multi-head
     self-attention, residual add, LayerNorm, MLP with GELU, residual add. ``stacked``: the block
-    under the stack instead of beside it, 5.2 inches wide with 13-point text, as the other
-    ``narrow`` drawings, so that its text stays legible on a phone. Returns the Figure."""
+    under the stack instead of beside it, 5.2 inches wide, its text at 12 CSS px on a phone.
+    Returns the Figure."""
     from lib.gpt import GPTConfig
 
     check_type(config, "config", GPTConfig)
@@ -430,9 +430,9 @@ def gpt_diagram(config, *, stacked=False):
     )
     if stacked:  # the stack above (shifted up by dy), the block below, in one narrow column
         fig, ax = _canvas(5.2, 12.9, alt)
-        x, dy, xb, title_y = 2.35, 6.3, 2.35, 6.1
-        # boxes 4.1 inches wide: "lm_head = wte^T, softmax over 50,257" is 3.6 at 13 points
-        font, w_box, xr, x_title = _NARROW_FONT, 4.1, xb + 2.3, 2.6
+        x, dy, xb, title_y = 2.5, 6.3, 2.5, 6.1
+        # boxes 4.3 inches wide: "masked multi-head self-attention, H = 12" is 4.0 at 14 points
+        font, w_box, xr, x_title = _phone_font(5.2), 4.3, xb + 2.35, 2.6
     else:
         fig, ax = _canvas(9.0, 6.6, alt)
         x, dy, xb, title_y = 2.0, 0.0, 5.9, 6.35
