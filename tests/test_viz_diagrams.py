@@ -1323,7 +1323,6 @@ SMALLER_ON_A_PHONE = {
     "captioning_diagram",
     "electra_diagram",
     "elmo_diagram",
-    "gpt_blocks_diagram",
     "gqa_diagram",
     "han_diagram",
     "kv_cache_diagram",

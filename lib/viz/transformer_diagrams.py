@@ -505,8 +505,8 @@ def gpt_blocks_diagram(config=None):
     never normalized, and ``ln_f`` after the last block). Both: token plus position embeddings
     below, the block repeated N times, the output layer tied to the token embedding and a softmax
     on top. ``config``: a ``lib.gpt.GPTConfig`` (default ``GPTConfig.gpt2()``, whose 12 blocks of
-    width 768 with 12 heads are GPT's sizes too). Drawn for a phone: 5.2 inches wide, 11.5-point
-    text. Returns the Figure."""
+    width 768 with 12 heads are GPT's sizes too). Drawn for a phone: 5.2 inches wide, its text at
+    12 CSS px there. Returns the Figure."""
     from lib.gpt import GPTConfig
 
     config = GPTConfig.gpt2() if config is None else config
@@ -525,39 +525,39 @@ def gpt_blocks_diagram(config=None):
         "and its sub-layer, so the stream is never normalized inside the blocks, and one more "
         "LayerNorm, ln_f, follows the last block."
     )
-    font = _PHONE_FONT
-    fig, ax = _canvas(5.2, 7.75, alt)
-    w, plus = 1.85, 0.4  # a box's width, an add's
+    font = _phone_font(5.2)
+    fig, ax = _canvas(5.2, 7.95, alt)
+    w, plus = 2.0, 0.4  # a box's width, an add's
     attn = f"masked multi-head\nself-attention\n$H$ = {H}"
     mlp = f"MLP, GELU\n{D} → {4 * D:,} → {D}"
     # (y, text, kind) from the bottom up; the adds are "+"; None: the residual's start
     post = [
-        (1.95, attn, "attn"),
-        (2.8, "$+$", "plain"),
-        (3.35, "LayerNorm", "norm"),
-        (4.15, mlp, "ff"),
-        (4.9, "$+$", "plain"),
-        (5.45, "LayerNorm", "norm"),
+        (2.05, attn, "attn"),
+        (2.9, "$+$", "plain"),
+        (3.48, "LayerNorm", "norm"),
+        (4.3, mlp, "ff"),
+        (5.02, "$+$", "plain"),
+        (5.6, "LayerNorm", "norm"),
     ]
     pre = [
-        (1.75, "LayerNorm ln_1", "norm"),
-        (2.5, attn, "attn"),
-        (3.3, "$+$", "plain"),
-        (3.85, "LayerNorm ln_2", "norm"),
-        (4.65, mlp, "ff"),
-        (5.45, "$+$", "plain"),
+        (1.8, "LayerNorm ln_1", "norm"),
+        (2.62, attn, "attn"),
+        (3.45, "$+$", "plain"),
+        (4.0, "LayerNorm ln_2", "norm"),
+        (4.7, mlp, "ff"),
+        (5.42, "$+$", "plain"),
     ]
 
-    def half(text):  # half a box's height: 0.2 a line of text, plus a margin
+    def half(text):  # half a box's height: 0.2 a line of text at 11.5 points, plus a margin
         return plus / 2 if text == "$+$" else 0.08 + 0.1 * (text.count("\n") + 1) * font / 11.5
 
     columns = [  # x, title, block, residuals (from y, into the add at y), above the blocks
-        (1.3, "GPT: post-LN", post, [(1.45, 2.8), (3.7, 4.9)], []),
-        (3.9, "GPT-2: pre-LN", pre, [(1.45, 3.3), (3.55, 5.45)], [(6.2, "ln_f", "norm")]),
+        (1.2, "GPT: post-LN", post, [(1.45, 2.9), (3.83, 5.02)], []),
+        (3.9, "GPT-2: pre-LN", pre, [(1.45, 3.45), (3.72, 5.42)], [(6.3, "ln_f", "norm")]),
     ]
     for x, title, block, residuals, after in columns:
-        below = [(0.35, "tokens $w_1 \\dots w_T$", "io"), (1.0, "wte + wpe", "emb")]
-        top = [*after, (6.95, "× wte$^\\top$ (tied)\nsoftmax", "io")]
+        below = [(0.3, "tokens $w_1 \\dots w_T$", "io"), (0.95, "wte + wpe", "emb")]
+        top = [*after, (7.05, "× wte$^\\top$ (tied)\nsoftmax", "io")]
         items = [*below, *block, *top]
         for (y, text, kind), nxt in zip(items, [*items[1:], None]):
             _box(ax, x, y, text, kind, w=plus if text == "$+$" else w, h=2 * half(text),
@@ -572,7 +572,7 @@ def gpt_blocks_diagram(config=None):
             mpatches.FancyBboxPatch(
                 (x - w / 2 - 0.08, 1.33),
                 w + 0.28,
-                4.45,
+                4.6,
                 fc="none",
                 ec="0.5",
                 ls="--",
@@ -581,7 +581,7 @@ def gpt_blocks_diagram(config=None):
         )
         y_add = next(y for y, text, _ in block if text == "$+$")  # "× N" left of the first add
         ax.text(x - 0.6, y_add, f"× {N}", **_t(font))
-        ax.text(x, 7.55, title, **_t(font))
+        ax.text(x, 7.72, title, **_t(font))
     return fig
 
 
