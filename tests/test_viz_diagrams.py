@@ -1332,7 +1332,6 @@ SMALLER_ON_A_PHONE = {
     "multi_head_diagram",
     "positional_diagram",
     "residual_second_layer_diagram",
-    "self_attention_diagram",
     "seq2seq_diagram",
     "swiglu_diagram",
     "tokenizer_pipeline_diagram",

@@ -56,8 +56,8 @@ def _shape_box(ax, x, y, symbol, shape, numbers, kind, w=1.1):
 def self_attention_diagram(seq_len, d_model, d_k, d_v, *, narrow=False):
     """Chapter 6's self-attention on one sequence, Z = softmax(Q K^T / sqrt(d_k)) V with Q = X W_Q,
     K = X W_K, V = X W_V, every matrix with its shape in symbols and in numbers (``seq_len`` = T
-    tokens). ``narrow``: drawn for a phone's column, 5.2 inches wide with 13-point text, flowing
-    down the page instead of across. Returns the Figure."""
+    tokens). ``narrow``: drawn for a phone's column, 5.2 inches wide, its text at 12 CSS px there,
+    flowing down the page instead of across. Returns the Figure."""
     for name, value in [("seq_len", seq_len), ("d_model", d_model), ("d_k", d_k), ("d_v", d_v)]:
         check_int(value, name, 1)
     check_bool(narrow, "narrow")
@@ -241,7 +241,7 @@ def connectivity_diagram(n_tokens=6):
 def _self_attention_narrow(T, d_model, d_k, d_v, alt):
     """The same boxes, arrows and words as the wide drawing, flowing down a 5.2-inch canvas: X on
     top, the three projections side by side below it, Q, K, V under them, then S, A and Z."""
-    font, h = _NARROW_FONT, 0.95
+    font, h = _phone_font(5.2), 0.95
     fig, ax = _canvas(5.2, 7.9, alt)
 
     def box(x, y, symbol, shape, numbers, kind, w):
