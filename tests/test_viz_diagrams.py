@@ -1331,7 +1331,6 @@ SMALLER_ON_A_PHONE = {
     "minilm_diagram",
     "multi_head_diagram",
     "positional_diagram",
-    "residual_second_layer_diagram",
     "seq2seq_diagram",
     "swiglu_diagram",
     "tokenizer_pipeline_diagram",

@@ -103,7 +103,8 @@ def residual_second_layer_diagram(seq_len, d_model, d_2, *, narrow=False):
     """Chapter 6's exercise 1: the first self-attention step (W_Q, W_K, W_V fixed) gives Z, the
     residual connection adds X back, H = X + Z, and a second step reads H through the reader's own
     W_Q2, W_K2 [d_model, d_2]: A2 = softmax(H W_Q2 (H W_K2)^T / sqrt(d_2)). ``narrow``: drawn for a
-    phone's column, 5.2 inches wide with 13-point text, flowing down the page. Returns the Figure."""
+    phone's column, 5.2 inches wide, its text at 12 CSS px there, flowing down the page. Returns
+    the Figure."""
     for name, value in [("seq_len", seq_len), ("d_model", d_model), ("d_2", d_2)]:
         check_int(value, name, 1)
     check_bool(narrow, "narrow")
@@ -149,7 +150,7 @@ def residual_second_layer_diagram(seq_len, d_model, d_2, *, narrow=False):
 
 def _residual_second_layer_narrow(T, n, d_2, alt, formula, kinds):
     """The same steps flowing down a 5.2-inch canvas, the residual's line down the right edge."""
-    font, x, h, side = _NARROW_FONT, 2.3, 0.85, 4.8
+    font, x, h, side = _phone_font(5.2), 2.3, 0.85, 4.8
     fig, ax = _canvas(5.2, 7.3, alt)
     ys = {"X": 6.6, "first": 5.15, "plus": 4.0, "H": 3.0, "second": 1.55}
     widths = {"X": 2.9, "first": 4.2, "H": 2.0, "second": 4.5}
