@@ -305,8 +305,8 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     D x D matrix each, split into H = ``n_heads`` heads of width D/H, each head attending on its
     own, the heads concatenated and mixed by W^O. Up to 8 heads are drawn one box each; more are
     drawn as the first three, a "..." and the last. ``narrow``: drawn for a phone's width (5.2
-    inches, 13-point text), split_heads under Q, K, V and up to 4 heads drawn one box each.
-    Returns the Figure."""
+    inches, its text at 12 CSS px there), split_heads under Q, K, V and up to 4 heads drawn one
+    box each. Returns the Figure."""
     check_int(d_model, "d_model", 1)
     check_int(n_heads, "n_heads", 1)
     check_int(seq_len, "seq_len", 1)
@@ -316,7 +316,7 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     D, H, T, Dh = d_model, n_heads, seq_len, d_model // n_heads
     shown = list(range(H)) if H <= (4 if narrow else 8) else [0, 1, 2, None, H - 1]
     fig, ax = _canvas(*((5.2, 6.9) if narrow else (9.0, 5.2)), _multi_head_alt(D, H, T, shown))
-    font = _NARROW_FONT if narrow else _FONT
+    font = _phone_font(5.2) if narrow else _FONT
 
     def shape_box(x, y, symbol, shape, numbers, kind, w):
         _box(ax, x, y, f"{symbol}\n{shape}\n{numbers}", kind, w=w, h=1.0 if narrow else 0.85,
@@ -324,7 +324,7 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
 
     if narrow:  # X, W and Q, K, V in a row; split_heads under Q, K, V; heads; merge and W^O
         y1, y2, y3, y4 = 6.3, 4.75, 3.0, 0.65
-        split_x, merge_x, width, left = 4.15, 1.2, 5.0 / len(shown), 0.1
+        split_x, merge_x, width, left = 4.15, 1.25, 5.0 / len(shown), 0.1
         shape_box(0.55, y1, "$X$", "$[T, D]$", f"[{T}, {D}]", "emb", 0.8)
         _arrow(ax, 0.95, y1, 1.2, y1)
         shape_box(2.1, y1, "$W^Q, W^K, W^V$", "$[D, D]$ each", f"[{D}, {D}]", "ff", 1.8)
@@ -347,7 +347,8 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         y3 = y2
     xs = [left + width * (i + 0.5) for i in range(len(shown))]
     for x, h in zip(xs, shown):  # each head, from split_heads to merge_heads
-        _draw_head(ax, x, y3, h, H, f"[{T}, {Dh}]", min(width - 0.15, 1.3), head_h, font)
+        w = min(width - (0.1 if narrow else 0.15), 1.3)  # narrow: 0.9 inches for 5 heads
+        _draw_head(ax, x, y3, h, H, f"[{T}, {Dh}]", w, head_h, font)
         if h is not None:
             _line(ax, [split_x, x], [top_y, y3 + head_h / 2], color="0.55")
             _arrow(ax, x, y3 - head_h / 2, merge_x, y4 + 0.5, color="0.55")
@@ -363,11 +364,11 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         va="center",
     )
     if narrow:
-        # 2.2 inches: "merge_heads: Concat" at 13 points is about 2 inches long
-        shape_box(merge_x, y4, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 2.2)
-        _arrow(ax, 2.3, y4, 2.55, y4)
-        shape_box(3.05, y4, "$W^O$", "$[D, D]$", f"[{D}, {D}]", "ff", 1.0)
-        _arrow(ax, 3.55, y4, 3.8, y4)
+        # 2.3 inches: "merge_heads: Concat" at 14 points is about 2.15 inches long
+        shape_box(merge_x, y4, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 2.3)
+        _arrow(ax, 2.4, y4, 2.6, y4)
+        shape_box(3.1, y4, "$W^O$", "$[D, D]$", f"[{D}, {D}]", "ff", 1.0)
+        _arrow(ax, 3.6, y4, 3.8, y4)
         shape_box(4.45, y4, "output", "$[T, D]$", f"[{T}, {D}]", "io", 1.3)
     else:
         shape_box(merge_x, y4, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 2.0)
