@@ -1329,7 +1329,6 @@ SMALLER_ON_A_PHONE = {
     "llama_diagram",
     "luong_step_diagram",
     "minilm_diagram",
-    "positional_diagram",
     "seq2seq_diagram",
     "swiglu_diagram",
     "tokenizer_pipeline_diagram",

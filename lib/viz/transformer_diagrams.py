@@ -1425,8 +1425,8 @@ def positional_diagram(config, *, narrow=False):
     encoder layers (pre-LN self-attention and feed-forward, each with a residual add; beside the
     attention, the bidirectional and the causal mask, ``config``'s drawn in full), a LayerNorm and
     the read-out to the vocabulary's symbols. ``config``: a ``lib.playground.PlaygroundConfig``.
-    ``narrow``: drawn for a phone's column, 5.2 inches wide with 13-point text. Returns the
-    Figure."""
+    ``narrow``: drawn for a phone's column, 5.2 inches wide, its text at 12 CSS px there. Returns
+    the Figure."""
     from lib.playground import LENGTH, VOCAB, PlaygroundConfig
 
     check_type(config, "config", PlaygroundConfig)
@@ -1438,13 +1438,13 @@ def positional_diagram(config, *, narrow=False):
     mask = "causal" if config.causal else "bidirectional"
     table = f"{LENGTH} x {D}" if kind in ("learned", "sinusoidal") else None
     alt = _positional_alt(config, L, table, mask)
-    font = _NARROW_FONT if narrow else _FONT
+    font = _phone_font(5.2) if narrow else _FONT
     W, Ht = (5.2, 7.15) if narrow else (7.6, 6.85)
     fig, ax = _canvas(W, Ht, alt)
-    xc = 2.05 if narrow else 3.0  # the flow's column
+    xc = 2.0 if narrow else 3.0  # the flow's column
     bw = 3.5 if narrow else 4.4  # its boxes' width
     _draw_positions_input(ax, xc, 0.44 if narrow else 0.52, font)
-    y_plus = _draw_embedding_sum(ax, xc, bw, kind, table, D, font)
+    y_plus = _draw_embedding_sum(ax, xc, bw, kind, table, D, font, narrow)
     # the encoder layer, pre-LN, in a dashed frame
     y_att, y_ff = 3.75, 4.75
     _arrow(ax, xc, y_plus + 0.2, xc, y_att - 0.33)
@@ -1481,7 +1481,8 @@ def positional_diagram(config, *, narrow=False):
         )
     )
     layers = "encoder layer" + (f", x {N}" if N > 1 else "")
-    ax.text(xc - bw / 2, y_ff + 0.53, layers, ha="left", va="center", fontsize=font)
+    x_layers = xc - bw / 2 - (0.08 if narrow else 0)  # narrow: "..., x 2" clear of the arrow
+    ax.text(x_layers, y_ff + 0.53, layers, ha="left", va="center", fontsize=font)
     _draw_masks(ax, config.causal, xc + bw / 2, y_att, y_ff, font, narrow)
     # LayerNorm, read-out, the answer
     y_out, y_ans = 6.05 if narrow else 6.0, 6.75 if narrow else 6.55
@@ -1497,7 +1498,8 @@ def positional_diagram(config, *, narrow=False):
         fontsize=font,
     )
     _arrow(ax, xc, y_out + 0.3, xc, y_ans - 0.2)
-    ax.text(xc, y_ans + 0.02, f"answer $y_i$: one of {VOCAB} symbols, at every place", **_t(font))
+    answer = f"answer $y_i$: one of {VOCAB} symbols, at every place"  # 4.35 inches at 14 points
+    ax.text(W / 2 if narrow else xc, y_ans + 0.02, answer, **_t(font))
     return fig
 
 
@@ -1533,20 +1535,24 @@ def _draw_positions_input(ax, xc, step, font):
     ax.text(xs[-1] + 0.35, 0.3, "place $i$", ha="left", va="center", fontsize=font, color="0.35")
 
 
-def _draw_embedding_sum(ax, xc, bw, kind, table, D, font):
+def _draw_embedding_sum(ax, xc, bw, kind, table, D, font, narrow):
     """positional_diagram's token embedding and position vector, side by side above the input,
     meeting in a plus; returns the plus's height."""
     from lib.playground import VOCAB
 
     y_emb, y_plus = 1.75, 2.65
+    w_tok = w_pos = bw / 2 - 0.1
     x_tok, x_pos = xc - bw / 4 - 0.05, xc + bw / 4 + 0.05
+    if narrow:  # wider than the flow's boxes: "token embedding" is 1.67 inches at 14 points
+        w_tok, w_pos = 1.85, 1.85 if table else 2.75  # "the scores inside attention": 2.53
+        x_tok, x_pos = xc - 0.05 - w_tok / 2, xc + 0.05 + w_pos / 2
     _box(
         ax,
         x_tok,
         y_emb,
         f"token embedding\n$\\mathbf{{e}}_{{w_i}}$: {VOCAB} x {D}",
         "emb",
-        w=bw / 2 - 0.1,
+        w=w_tok,
         h=0.75,
         fontsize=font,
     )
@@ -1559,7 +1565,7 @@ def _draw_embedding_sum(ax, xc, bw, kind, table, D, font):
         y_emb,
         pos_text,
         "ctx" if table else "plain",
-        w=bw / 2 - 0.1,
+        w=w_pos,
         h=0.75,
         fontsize=font,
     )
@@ -1588,8 +1594,8 @@ def _draw_masks(ax, causal_model, x_right, y_att, y_ff, font, narrow):
     a phone, side by side otherwise; the model's drawn in full, the other faded (not its name)."""
     size = 0.72 if narrow else 0.9
     cell = size / 8
-    if narrow:
-        corners = [(x_right + 0.28, y_ff - 0.03), (x_right + 0.28, y_att - 0.15)]
+    if narrow:  # 0.4 right of the boxes: "bidirectional" over it clears the frame at 14 points
+        corners = [(x_right + 0.4, y_ff - 0.03), (x_right + 0.4, y_att - 0.15)]
     else:
         corners = [(x_right + 0.25, y_att - 0.25), (x_right + 1.35, y_att - 0.25)]
     for (name, causal), (x0, y0) in zip([("bidirectional", False), ("causal", True)], corners):
