@@ -466,7 +466,7 @@ def gpt_diagram(config, *, stacked=False):
         (5.1, "$+$", "plain"),
     ]
     _arrow(ax, xb, 0.55, xb, block[0][0] - 0.22)
-    # the input x under the frame (at 13 points, its top would cross the frame's line at 0.85)
+    # the input x under the frame (at 14 points, its top would cross the frame's line at 0.85)
     ax.text(xb + 0.08, 0.75 if font == _FONT else 0.58, "$x$", fontsize=font, ha="left")
     for (y, text, kind), nxt in zip(block, block[1:] + [(5.8, None, None)]):
         w = 0.45 if text == "$+$" else w_box
