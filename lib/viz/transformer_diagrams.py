@@ -21,6 +21,7 @@ from lib.viz.diagrams import (
     _box,
     _canvas,
     _line,
+    _phone_font,
     _t,
     _words,
 )
@@ -55,8 +56,8 @@ def _shape_box(ax, x, y, symbol, shape, numbers, kind, w=1.1):
 def self_attention_diagram(seq_len, d_model, d_k, d_v, *, narrow=False):
     """Chapter 6's self-attention on one sequence, Z = softmax(Q K^T / sqrt(d_k)) V with Q = X W_Q,
     K = X W_K, V = X W_V, every matrix with its shape in symbols and in numbers (``seq_len`` = T
-    tokens). ``narrow``: drawn for a phone's column, 5.2 inches wide with 13-point text, flowing
-    down the page instead of across. Returns the Figure."""
+    tokens). ``narrow``: drawn for a phone's column, 5.2 inches wide, its text at 12 CSS px there,
+    flowing down the page instead of across. Returns the Figure."""
     for name, value in [("seq_len", seq_len), ("d_model", d_model), ("d_k", d_k), ("d_v", d_v)]:
         check_int(value, name, 1)
     check_bool(narrow, "narrow")
@@ -102,7 +103,8 @@ def residual_second_layer_diagram(seq_len, d_model, d_2, *, narrow=False):
     """Chapter 6's exercise 1: the first self-attention step (W_Q, W_K, W_V fixed) gives Z, the
     residual connection adds X back, H = X + Z, and a second step reads H through the reader's own
     W_Q2, W_K2 [d_model, d_2]: A2 = softmax(H W_Q2 (H W_K2)^T / sqrt(d_2)). ``narrow``: drawn for a
-    phone's column, 5.2 inches wide with 13-point text, flowing down the page. Returns the Figure."""
+    phone's column, 5.2 inches wide, its text at 12 CSS px there, flowing down the page. Returns
+    the Figure."""
     for name, value in [("seq_len", seq_len), ("d_model", d_model), ("d_2", d_2)]:
         check_int(value, name, 1)
     check_bool(narrow, "narrow")
@@ -148,7 +150,7 @@ def residual_second_layer_diagram(seq_len, d_model, d_2, *, narrow=False):
 
 def _residual_second_layer_narrow(T, n, d_2, alt, formula, kinds):
     """The same steps flowing down a 5.2-inch canvas, the residual's line down the right edge."""
-    font, x, h, side = _NARROW_FONT, 2.3, 0.85, 4.8
+    font, x, h, side = _phone_font(5.2), 2.3, 0.85, 4.8
     fig, ax = _canvas(5.2, 7.3, alt)
     ys = {"X": 6.6, "first": 5.15, "plus": 4.0, "H": 3.0, "second": 1.55}
     widths = {"X": 2.9, "first": 4.2, "H": 2.0, "second": 4.5}
@@ -187,7 +189,8 @@ def connectivity_diagram(n_tokens=6):
     Top, a recurrent network: each position hands its state to the next, so position 0 reaches the
     last one in n_tokens - 1 steps (the path in orange). Bottom, self-attention: an arc joins every
     pair of positions (no mask), so any two are one step apart (the arc from the first to the last
-    in blue). Drawn for a phone's column: 5 inches wide with 11.5-point text. Returns the Figure."""
+    in blue). Drawn for a phone's column: 5 inches wide, its text at 12 CSS px there. Returns the
+    Figure."""
     check_int(n_tokens, "n_tokens", 2)
     if n_tokens > 8:
         raise ValueError(f"n_tokens: expected 2 to 8 positions (each needs room), got {n_tokens}")
@@ -200,7 +203,7 @@ def connectivity_diagram(n_tokens=6):
         f"every pair of positions ({pairs} arcs), and the arc from position 0 to position {last}, "
         "drawn in blue, is one step."
     )
-    font, r = _PHONE_FONT, 0.2  # r: a position's radius, inches
+    font, r = _phone_font(5.0), 0.2  # r: a position's radius, inches
     fig, ax = _canvas(5.0, 3.5, alt)
     xs = [0.45 + k * 4.1 / last for k in range(n)]
     rnn, attn = "C1", "C0"
@@ -239,7 +242,7 @@ def connectivity_diagram(n_tokens=6):
 def _self_attention_narrow(T, d_model, d_k, d_v, alt):
     """The same boxes, arrows and words as the wide drawing, flowing down a 5.2-inch canvas: X on
     top, the three projections side by side below it, Q, K, V under them, then S, A and Z."""
-    font, h = _NARROW_FONT, 0.95
+    font, h = _phone_font(5.2), 0.95
     fig, ax = _canvas(5.2, 7.9, alt)
 
     def box(x, y, symbol, shape, numbers, kind, w):
@@ -302,8 +305,8 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     D x D matrix each, split into H = ``n_heads`` heads of width D/H, each head attending on its
     own, the heads concatenated and mixed by W^O. Up to 8 heads are drawn one box each; more are
     drawn as the first three, a "..." and the last. ``narrow``: drawn for a phone's width (5.2
-    inches, 13-point text), split_heads under Q, K, V and up to 4 heads drawn one box each.
-    Returns the Figure."""
+    inches, its text at 12 CSS px there), split_heads under Q, K, V and up to 4 heads drawn one
+    box each. Returns the Figure."""
     check_int(d_model, "d_model", 1)
     check_int(n_heads, "n_heads", 1)
     check_int(seq_len, "seq_len", 1)
@@ -313,7 +316,7 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
     D, H, T, Dh = d_model, n_heads, seq_len, d_model // n_heads
     shown = list(range(H)) if H <= (4 if narrow else 8) else [0, 1, 2, None, H - 1]
     fig, ax = _canvas(*((5.2, 6.9) if narrow else (9.0, 5.2)), _multi_head_alt(D, H, T, shown))
-    font = _NARROW_FONT if narrow else _FONT
+    font = _phone_font(5.2) if narrow else _FONT
 
     def shape_box(x, y, symbol, shape, numbers, kind, w):
         _box(ax, x, y, f"{symbol}\n{shape}\n{numbers}", kind, w=w, h=1.0 if narrow else 0.85,
@@ -321,7 +324,7 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
 
     if narrow:  # X, W and Q, K, V in a row; split_heads under Q, K, V; heads; merge and W^O
         y1, y2, y3, y4 = 6.3, 4.75, 3.0, 0.65
-        split_x, merge_x, width, left = 4.15, 1.2, 5.0 / len(shown), 0.1
+        split_x, merge_x, width, left = 4.15, 1.25, 5.0 / len(shown), 0.1
         shape_box(0.55, y1, "$X$", "$[T, D]$", f"[{T}, {D}]", "emb", 0.8)
         _arrow(ax, 0.95, y1, 1.2, y1)
         shape_box(2.1, y1, "$W^Q, W^K, W^V$", "$[D, D]$ each", f"[{D}, {D}]", "ff", 1.8)
@@ -344,7 +347,8 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         y3 = y2
     xs = [left + width * (i + 0.5) for i in range(len(shown))]
     for x, h in zip(xs, shown):  # each head, from split_heads to merge_heads
-        _draw_head(ax, x, y3, h, H, f"[{T}, {Dh}]", min(width - 0.15, 1.3), head_h, font)
+        w = min(width - (0.1 if narrow else 0.15), 1.3)  # narrow: 0.9 inches for 5 heads
+        _draw_head(ax, x, y3, h, H, f"[{T}, {Dh}]", w, head_h, font)
         if h is not None:
             _line(ax, [split_x, x], [top_y, y3 + head_h / 2], color="0.55")
             _arrow(ax, x, y3 - head_h / 2, merge_x, y4 + 0.5, color="0.55")
@@ -360,11 +364,11 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         va="center",
     )
     if narrow:
-        # 2.2 inches: "merge_heads: Concat" at 13 points is about 2 inches long
-        shape_box(merge_x, y4, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 2.2)
-        _arrow(ax, 2.3, y4, 2.55, y4)
-        shape_box(3.05, y4, "$W^O$", "$[D, D]$", f"[{D}, {D}]", "ff", 1.0)
-        _arrow(ax, 3.55, y4, 3.8, y4)
+        # 2.3 inches: "merge_heads: Concat" at 14 points is about 2.15 inches long
+        shape_box(merge_x, y4, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 2.3)
+        _arrow(ax, 2.4, y4, 2.6, y4)
+        shape_box(3.1, y4, "$W^O$", "$[D, D]$", f"[{D}, {D}]", "ff", 1.0)
+        _arrow(ax, 3.6, y4, 3.8, y4)
         shape_box(4.45, y4, "output", "$[T, D]$", f"[{T}, {D}]", "io", 1.3)
     else:
         shape_box(merge_x, y4, "merge_heads: Concat", "$[T, D]$", f"[{T}, {D}]", "norm", 2.0)
@@ -410,8 +414,8 @@ def gpt_diagram(config, *, stacked=False):
     ``config`` (a ``lib.gpt.GPTConfig``): token and position embeddings, N blocks, a final
     LayerNorm and the tied output layer; right, one pre-LN block: LayerNorm, masked multi-head
     self-attention, residual add, LayerNorm, MLP with GELU, residual add. ``stacked``: the block
-    under the stack instead of beside it, 5.2 inches wide with 13-point text, as the other
-    ``narrow`` drawings, so that its text stays legible on a phone. Returns the Figure."""
+    under the stack instead of beside it, 5.2 inches wide, its text at 12 CSS px on a phone.
+    Returns the Figure."""
     from lib.gpt import GPTConfig
 
     check_type(config, "config", GPTConfig)
@@ -428,9 +432,9 @@ def gpt_diagram(config, *, stacked=False):
     )
     if stacked:  # the stack above (shifted up by dy), the block below, in one narrow column
         fig, ax = _canvas(5.2, 12.9, alt)
-        x, dy, xb, title_y = 2.35, 6.3, 2.35, 6.1
-        # boxes 4.1 inches wide: "lm_head = wte^T, softmax over 50,257" is 3.6 at 13 points
-        font, w_box, xr, x_title = _NARROW_FONT, 4.1, xb + 2.3, 2.6
+        x, dy, xb, title_y = 2.5, 6.3, 2.5, 6.1
+        # boxes 4.3 inches wide: "masked multi-head self-attention, H = 12" is 4.0 at 14 points
+        font, w_box, xr, x_title = _phone_font(5.2), 4.3, xb + 2.35, 2.6
     else:
         fig, ax = _canvas(9.0, 6.6, alt)
         x, dy, xb, title_y = 2.0, 0.0, 5.9, 6.35
@@ -462,7 +466,7 @@ def gpt_diagram(config, *, stacked=False):
         (5.1, "$+$", "plain"),
     ]
     _arrow(ax, xb, 0.55, xb, block[0][0] - 0.22)
-    # the input x under the frame (at 13 points, its top would cross the frame's line at 0.85)
+    # the input x under the frame (at 14 points, its top would cross the frame's line at 0.85)
     ax.text(xb + 0.08, 0.75 if font == _FONT else 0.58, "$x$", fontsize=font, ha="left")
     for (y, text, kind), nxt in zip(block, block[1:] + [(5.8, None, None)]):
         w = 0.45 if text == "$+$" else w_box
@@ -503,8 +507,8 @@ def gpt_blocks_diagram(config=None):
     never normalized, and ``ln_f`` after the last block). Both: token plus position embeddings
     below, the block repeated N times, the output layer tied to the token embedding and a softmax
     on top. ``config``: a ``lib.gpt.GPTConfig`` (default ``GPTConfig.gpt2()``, whose 12 blocks of
-    width 768 with 12 heads are GPT's sizes too). Drawn for a phone: 5.2 inches wide, 11.5-point
-    text. Returns the Figure."""
+    width 768 with 12 heads are GPT's sizes too). Drawn for a phone: 5.2 inches wide, its text at
+    12 CSS px there. Returns the Figure."""
     from lib.gpt import GPTConfig
 
     config = GPTConfig.gpt2() if config is None else config
@@ -523,39 +527,39 @@ def gpt_blocks_diagram(config=None):
         "and its sub-layer, so the stream is never normalized inside the blocks, and one more "
         "LayerNorm, ln_f, follows the last block."
     )
-    font = _PHONE_FONT
-    fig, ax = _canvas(5.2, 7.75, alt)
-    w, plus = 1.85, 0.4  # a box's width, an add's
+    font = _phone_font(5.2)
+    fig, ax = _canvas(5.2, 7.95, alt)
+    w, plus = 2.0, 0.4  # a box's width, an add's
     attn = f"masked multi-head\nself-attention\n$H$ = {H}"
     mlp = f"MLP, GELU\n{D} → {4 * D:,} → {D}"
     # (y, text, kind) from the bottom up; the adds are "+"; None: the residual's start
     post = [
-        (1.95, attn, "attn"),
-        (2.8, "$+$", "plain"),
-        (3.35, "LayerNorm", "norm"),
-        (4.15, mlp, "ff"),
-        (4.9, "$+$", "plain"),
-        (5.45, "LayerNorm", "norm"),
+        (2.05, attn, "attn"),
+        (2.9, "$+$", "plain"),
+        (3.48, "LayerNorm", "norm"),
+        (4.3, mlp, "ff"),
+        (5.02, "$+$", "plain"),
+        (5.6, "LayerNorm", "norm"),
     ]
     pre = [
-        (1.75, "LayerNorm ln_1", "norm"),
-        (2.5, attn, "attn"),
-        (3.3, "$+$", "plain"),
-        (3.85, "LayerNorm ln_2", "norm"),
-        (4.65, mlp, "ff"),
-        (5.45, "$+$", "plain"),
+        (1.8, "LayerNorm ln_1", "norm"),
+        (2.62, attn, "attn"),
+        (3.45, "$+$", "plain"),
+        (4.0, "LayerNorm ln_2", "norm"),
+        (4.7, mlp, "ff"),
+        (5.42, "$+$", "plain"),
     ]
 
-    def half(text):  # half a box's height: 0.2 a line of text, plus a margin
+    def half(text):  # half a box's height: 0.2 a line of text at 11.5 points, plus a margin
         return plus / 2 if text == "$+$" else 0.08 + 0.1 * (text.count("\n") + 1) * font / 11.5
 
     columns = [  # x, title, block, residuals (from y, into the add at y), above the blocks
-        (1.3, "GPT: post-LN", post, [(1.45, 2.8), (3.7, 4.9)], []),
-        (3.9, "GPT-2: pre-LN", pre, [(1.45, 3.3), (3.55, 5.45)], [(6.2, "ln_f", "norm")]),
+        (1.2, "GPT: post-LN", post, [(1.45, 2.9), (3.83, 5.02)], []),
+        (3.9, "GPT-2: pre-LN", pre, [(1.45, 3.45), (3.72, 5.42)], [(6.3, "ln_f", "norm")]),
     ]
     for x, title, block, residuals, after in columns:
-        below = [(0.35, "tokens $w_1 \\dots w_T$", "io"), (1.0, "wte + wpe", "emb")]
-        top = [*after, (6.95, "× wte$^\\top$ (tied)\nsoftmax", "io")]
+        below = [(0.3, "tokens $w_1 \\dots w_T$", "io"), (0.95, "wte + wpe", "emb")]
+        top = [*after, (7.05, "× wte$^\\top$ (tied)\nsoftmax", "io")]
         items = [*below, *block, *top]
         for (y, text, kind), nxt in zip(items, [*items[1:], None]):
             _box(ax, x, y, text, kind, w=plus if text == "$+$" else w, h=2 * half(text),
@@ -570,7 +574,7 @@ def gpt_blocks_diagram(config=None):
             mpatches.FancyBboxPatch(
                 (x - w / 2 - 0.08, 1.33),
                 w + 0.28,
-                4.45,
+                4.6,
                 fc="none",
                 ec="0.5",
                 ls="--",
@@ -579,7 +583,7 @@ def gpt_blocks_diagram(config=None):
         )
         y_add = next(y for y, text, _ in block if text == "$+$")  # "× N" left of the first add
         ax.text(x - 0.6, y_add, f"× {N}", **_t(font))
-        ax.text(x, 7.55, title, **_t(font))
+        ax.text(x, 7.72, title, **_t(font))
     return fig
 
 
@@ -1421,8 +1425,8 @@ def positional_diagram(config, *, narrow=False):
     encoder layers (pre-LN self-attention and feed-forward, each with a residual add; beside the
     attention, the bidirectional and the causal mask, ``config``'s drawn in full), a LayerNorm and
     the read-out to the vocabulary's symbols. ``config``: a ``lib.playground.PlaygroundConfig``.
-    ``narrow``: drawn for a phone's column, 5.2 inches wide with 13-point text. Returns the
-    Figure."""
+    ``narrow``: drawn for a phone's column, 5.2 inches wide, its text at 12 CSS px there. Returns
+    the Figure."""
     from lib.playground import LENGTH, VOCAB, PlaygroundConfig
 
     check_type(config, "config", PlaygroundConfig)
@@ -1434,13 +1438,13 @@ def positional_diagram(config, *, narrow=False):
     mask = "causal" if config.causal else "bidirectional"
     table = f"{LENGTH} x {D}" if kind in ("learned", "sinusoidal") else None
     alt = _positional_alt(config, L, table, mask)
-    font = _NARROW_FONT if narrow else _FONT
+    font = _phone_font(5.2) if narrow else _FONT
     W, Ht = (5.2, 7.15) if narrow else (7.6, 6.85)
     fig, ax = _canvas(W, Ht, alt)
-    xc = 2.05 if narrow else 3.0  # the flow's column
+    xc = 2.0 if narrow else 3.0  # the flow's column
     bw = 3.5 if narrow else 4.4  # its boxes' width
     _draw_positions_input(ax, xc, 0.44 if narrow else 0.52, font)
-    y_plus = _draw_embedding_sum(ax, xc, bw, kind, table, D, font)
+    y_plus = _draw_embedding_sum(ax, xc, bw, kind, table, D, font, narrow)
     # the encoder layer, pre-LN, in a dashed frame
     y_att, y_ff = 3.75, 4.75
     _arrow(ax, xc, y_plus + 0.2, xc, y_att - 0.33)
@@ -1477,7 +1481,8 @@ def positional_diagram(config, *, narrow=False):
         )
     )
     layers = "encoder layer" + (f", x {N}" if N > 1 else "")
-    ax.text(xc - bw / 2, y_ff + 0.53, layers, ha="left", va="center", fontsize=font)
+    x_layers = xc - bw / 2 - (0.08 if narrow else 0)  # narrow: "..., x 2" clear of the arrow
+    ax.text(x_layers, y_ff + 0.53, layers, ha="left", va="center", fontsize=font)
     _draw_masks(ax, config.causal, xc + bw / 2, y_att, y_ff, font, narrow)
     # LayerNorm, read-out, the answer
     y_out, y_ans = 6.05 if narrow else 6.0, 6.75 if narrow else 6.55
@@ -1493,7 +1498,8 @@ def positional_diagram(config, *, narrow=False):
         fontsize=font,
     )
     _arrow(ax, xc, y_out + 0.3, xc, y_ans - 0.2)
-    ax.text(xc, y_ans + 0.02, f"answer $y_i$: one of {VOCAB} symbols, at every place", **_t(font))
+    answer = f"answer $y_i$: one of {VOCAB} symbols, at every place"  # 4.35 inches at 14 points
+    ax.text(W / 2 if narrow else xc, y_ans + 0.02, answer, **_t(font))
     return fig
 
 
@@ -1529,20 +1535,24 @@ def _draw_positions_input(ax, xc, step, font):
     ax.text(xs[-1] + 0.35, 0.3, "place $i$", ha="left", va="center", fontsize=font, color="0.35")
 
 
-def _draw_embedding_sum(ax, xc, bw, kind, table, D, font):
+def _draw_embedding_sum(ax, xc, bw, kind, table, D, font, narrow):
     """positional_diagram's token embedding and position vector, side by side above the input,
     meeting in a plus; returns the plus's height."""
     from lib.playground import VOCAB
 
     y_emb, y_plus = 1.75, 2.65
+    w_tok = w_pos = bw / 2 - 0.1
     x_tok, x_pos = xc - bw / 4 - 0.05, xc + bw / 4 + 0.05
+    if narrow:  # wider than the flow's boxes: "token embedding" is 1.67 inches at 14 points
+        w_tok, w_pos = 1.85, 1.85 if table else 2.75  # "the scores inside attention": 2.53
+        x_tok, x_pos = xc - 0.05 - w_tok / 2, xc + 0.05 + w_pos / 2
     _box(
         ax,
         x_tok,
         y_emb,
         f"token embedding\n$\\mathbf{{e}}_{{w_i}}$: {VOCAB} x {D}",
         "emb",
-        w=bw / 2 - 0.1,
+        w=w_tok,
         h=0.75,
         fontsize=font,
     )
@@ -1555,7 +1565,7 @@ def _draw_embedding_sum(ax, xc, bw, kind, table, D, font):
         y_emb,
         pos_text,
         "ctx" if table else "plain",
-        w=bw / 2 - 0.1,
+        w=w_pos,
         h=0.75,
         fontsize=font,
     )
@@ -1584,8 +1594,8 @@ def _draw_masks(ax, causal_model, x_right, y_att, y_ff, font, narrow):
     a phone, side by side otherwise; the model's drawn in full, the other faded (not its name)."""
     size = 0.72 if narrow else 0.9
     cell = size / 8
-    if narrow:
-        corners = [(x_right + 0.28, y_ff - 0.03), (x_right + 0.28, y_att - 0.15)]
+    if narrow:  # 0.4 right of the boxes: "bidirectional" over it clears the frame at 14 points
+        corners = [(x_right + 0.4, y_ff - 0.03), (x_right + 0.4, y_att - 0.15)]
     else:
         corners = [(x_right + 0.25, y_att - 0.25), (x_right + 1.35, y_att - 0.25)]
     for (name, causal), (x0, y0) in zip([("bidirectional", False), ("causal", True)], corners):
@@ -1621,8 +1631,8 @@ def gpt_classifier_diagram(words=("the", "keys", "are", "old"), n_classes=2):
     the input ``<bos> words <eos>``, one column per token, runs through the pretrained GPT (its
     blocks and ln_f); the head, a new linear layer D -> ``n_classes``, reads the final state of the
     last token, <eos>, the only position that has seen every token under the causal mask; the
-    states of the other positions are not read. Drawn for a phone: 5.0 inches wide, 11.5-point
-    text. Returns the Figure."""
+    states of the other positions are not read. Drawn for a phone: 5.0 inches wide, its text at 12
+    CSS px there. Returns the Figure."""
     if not isinstance(words, (list, tuple)) or not all(isinstance(w, str) for w in words):
         raise TypeError(f"words: expected a list or tuple of strings, got {words!r}")
     if not 1 <= len(words) <= 5:
@@ -1640,9 +1650,9 @@ def gpt_classifier_diagram(words=("the", "keys", "are", "old"), n_classes=2):
     )
     width, height = 5.0, 5.0
     fig, ax = _canvas(width, height, alt)
-    font = _PHONE_FONT
-    step = (width - 0.5) / T
-    xs = [0.25 + step * (t + 0.5) for t in range(T)]
+    font = _phone_font(width)
+    step = (width - 0.3) / T
+    xs = [0.15 + step * (t + 0.5) for t in range(T)]
     y_tok, y_gpt, y_h, y_head, y_out = 0.35, 1.55, 2.75, 3.65, 4.5
     for x, token in zip(xs, tokens):
         _box(ax, x, y_tok, token, "io", w=step - 0.06, h=0.42, fontsize=font)
