@@ -1314,7 +1314,6 @@ PHONE_COLUMN_PX, PHONE_TEXT_PX = 328, 12
 # the diagrams whose smallest text is still below it, as the chapters draw them (to be emptied)
 SMALLER_ON_A_PHONE = {
     "additive_score_diagram",
-    "attention_layer_diagram",
     "bahdanau_diagram",
     "beam_search_diagram",
     "bert_input_diagram",
@@ -1425,8 +1424,8 @@ def test_attention_layer_diagram_draws_the_steps_in_the_order_of_the_code():
     # RoPE turns by the positions seen, P, not by the keys kept, S (reader's report ch17 r1, 1)
     assert [t.get_text() for t in texts].count("RoPE\n$P \\dots P{+}T{-}1$") == 2
     assert "by their positions P to P + T - 1" in fig.alt_text and "P = S without" in fig.alt_text
-    # labels for a phone's column: 13.5 points on 5.2 inches, ~11.8 CSS px at 328 px
-    assert min(t.get_fontsize() for t in texts if t.get_text()) == 13.5
+    # labels for a phone's column: 14 points on 5.2 inches, ~12.3 CSS px at 328 px
+    assert min(t.get_fontsize() for t in texts if t.get_text()) == 14
     assert "an RMSNorm on each head of q and of k" in fig.alt_text
     llama = viz.attention_layer_diagram(LlamaConfig.llama3_1_8b())
     dashed = [p for p in llama.axes[0].patches if p.get_linestyle() == "--"]

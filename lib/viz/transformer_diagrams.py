@@ -21,6 +21,7 @@ from lib.viz.diagrams import (
     _box,
     _canvas,
     _line,
+    _phone_font,
     _t,
     _words,
 )
@@ -1059,7 +1060,8 @@ def attention_layer_diagram(config):
         f"[B, {H}, S + T, {Dh}]. 7: the attention of the {H} heads with the mask, and o_proj "
         f"back to [B, T, {D:,}]."
     )
-    width, height, font = 5.2, 7.9, 13.5  # ~11.8 CSS px when a phone shows it 328 px wide
+    width, height = 5.2, 7.9
+    font = _phone_font(width)
     fig, ax = _canvas(width, height, alt)
     xs = (1.45, 2.95, 4.4)  # the lanes of q, k and v
     kv = (xs[1] + xs[2]) / 2  # boxes across the k and v lanes
