@@ -1326,7 +1326,6 @@ SMALLER_ON_A_PHONE = {
     "gpt_diagram",
     "gpt_blocks_diagram",
     "gpt_classifier_diagram",
-    "gqa_diagram",
     "han_diagram",
     "kv_cache_diagram",
     "llama_diagram",

@@ -905,9 +905,6 @@ _PHONE_FONT = (
 )
 
 
-_GQA_FONT = 12.5  # its boxes hold one digit: room for larger text than _PHONE_FONT
-
-
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
     """Chapter 17's grouped-query attention (Ainslie et al. 2023): one panel per entry of
@@ -948,6 +945,7 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
         )
     )
     width, panel = 5.0, 2.3
+    font = _phone_font(width)
     fig, ax = _canvas(width, panel * len(kv), alt)
     step = (width - 0.3) / n_heads
     qx = [0.15 + step * (h + 0.5) for h in range(n_heads)]
@@ -958,18 +956,18 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
         for h, x in enumerate(qx):
             _line(ax, [x, kx[h // G]], [y0 + 1.2, y0 + 0.72], color="0.45")
         for h, x in enumerate(qx):  # each query head in the colour of the key/value head it reads
-            _box(ax, x, y0 + 1.4, f"{h}", "plain", w=step * 0.8, h=0.38, fontsize=_GQA_FONT,
+            _box(ax, x, y0 + 1.4, f"{h}", "plain", w=step * 0.8, h=0.38, fontsize=font,
                  color=_text_color(colors[h // G]))  # fmt: skip
             ax.patches[-1].set_facecolor(colors[h // G])
         for j, x in enumerate(kx):
             w = min(step * G - 0.08, 1.4) if G > 1 else step * 0.8
-            _box(ax, x, y0 + 0.53, f"{j}", "plain", w=w, h=0.38, fontsize=_GQA_FONT,
+            _box(ax, x, y0 + 0.53, f"{j}", "plain", w=w, h=0.38, fontsize=font,
                  color=_text_color(colors[j]))  # fmt: skip
             ax.patches[-1].set_facecolor(colors[j])
         ax.text(width / 2, y0 + 2.1, f"{name(k)}: $H$ = {n_heads}, $H_{{kv}}$ = {k}",
-                **_t(_GQA_FONT + 1), weight="bold")  # fmt: skip
-        ax.text(width / 2, y0 + 1.77, "query heads", **_t(_GQA_FONT))
-        ax.text(width / 2, y0 + 0.15, "key/value heads (cached)", **_t(_GQA_FONT))
+                **_t(font + 1), weight="bold")  # fmt: skip
+        ax.text(width / 2, y0 + 1.77, "query heads", **_t(font))
+        ax.text(width / 2, y0 + 0.15, "key/value heads (cached)", **_t(font))
     return fig
 
 
