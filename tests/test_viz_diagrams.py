@@ -1328,7 +1328,6 @@ SMALLER_ON_A_PHONE = {
     "gpt_classifier_diagram",
     "han_diagram",
     "kv_cache_diagram",
-    "llama_diagram",
     "luong_step_diagram",
     "minilm_diagram",
     "multi_head_diagram",

@@ -1124,7 +1124,7 @@ def llama_diagram(config, *, narrow=False):
     RMSNorm and the output layer (tied or its own), the layers numbered from 0 as ``model.layers``
     indexes them; right, one pre-norm layer: RMSNorm, grouped-query self-attention with RoPE on
     queries and keys (and the window, if any), residual add, RMSNorm, SwiGLU, residual add.
-    ``narrow``: drawn for a phone's column, 5.2 inches wide with 12-point text, the labels broken
+    ``narrow``: drawn for a phone's column, 5.2 inches wide with 14-point text, the labels broken
     over more lines (the default is about 5.5 inches wide once its title is counted, more than a
     phone's column shows). Returns the Figure."""
     from lib.llama import LlamaConfig
@@ -1249,9 +1249,10 @@ def _box_column(ax, x, w, items, *, font, half, end=None, gap=0.1, plus=None, re
 
 
 def _llama_narrow(c):
-    """llama_diagram(c, narrow=True): the same two columns, 5.2 inches wide, 13-point text."""
+    """llama_diagram(c, narrow=True): the same two columns, 5.2 inches wide, 14-point text."""
     L, D, H, Hkv, V, Fw = _llama_sizes(c)
-    width, height, font = 5.2, 8.0, 13.0  # ~11.4 CSS px when a phone shows it 328 px wide
+    width, height = 5.2, 8.0
+    font = _phone_font(width)
     fig, ax = _canvas(width, height, _llama_alt(c))
 
     def half(text):  # half the height of a box of these lines
