@@ -1317,7 +1317,6 @@ SMALLER_ON_A_PHONE = {
     "bahdanau_diagram",
     "beam_search_diagram",
     "bert_input_diagram",
-    "bert_layer_diagram",
     "bert_pretraining_diagram",
     "captioning_diagram",
     "connectivity_diagram",

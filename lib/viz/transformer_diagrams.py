@@ -829,7 +829,7 @@ def bert_layer_diagram(config=None, *, narrow=True):
     residual add, then a LayerNorm; GELU in the feed-forward network; no causal mask) with the tensor
     shapes, and beside it the masked-LM head of pretraining (``cls.predictions``: dense, GELU,
     LayerNorm, then the word embeddings again, tied, and a bias). ``config``: a
-    ``lib.bert.BertConfig`` (default ``BertConfig.base()``). ``narrow``: 13-point text for a phone's
+    ``lib.bert.BertConfig`` (default ``BertConfig.base()``). ``narrow``: 14-point text for a phone's
     column (default), else 11.5. Returns the Figure."""
     from lib.bert import BertConfig
 
@@ -852,37 +852,43 @@ def bert_layer_diagram(config=None, *, narrow=True):
         f"[{V:,}, {D:,}] of the input (tied weights) plus a bias, and a softmax over the {V:,} "
         "tokens."
     )
-    font = _NARROW_FONT if narrow else _PHONE_FONT
     width, height = 5.2, 8.0
+    font = _phone_font(width) if narrow else _PHONE_FONT
     fig, ax = _canvas(width, height, alt)
 
     def half(text):  # half the height of a box of text's lines
-        return 0.12 + 0.115 * (text.count("\n") + 1) * font / 13
+        return 0.09 + 0.115 * (text.count("\n") + 1) * font / 13
 
-    x, w, x_res = 1.75, 2.3, 0.3  # the layer's column and its residual lines
-    column = [
-        (0.35, "$x$: $[B, T, D]$", "io"),
-        (1.25, f"self-attention\n{H} heads\nno causal mask", "attn"),
-        (2.15, "$W^O$, dropout", "attn"),
-        (2.85, "$+$", "plain"),
-        (3.45, "LayerNorm", "norm"),
-        (4.3, f"dense {D:,} → {Fw:,}\nGELU", "ff"),
-        (5.2, f"dense {Fw:,} → {D:,}\ndropout", "ff"),
-        (5.9, "$+$", "plain"),
-        (6.5, "LayerNorm", "norm"),
-        (7.25, "output $[B, T, D]$", "io"),
+    x, w, x_res, gap = 1.75, 2.3, 0.3, 0.24  # the layer's column, its residual lines
+    texts = [
+        ("$x$: $[B, T, D]$", "io"),
+        (f"self-attention\n{H} heads\nno causal mask", "attn"),
+        ("$W^O$, dropout", "attn"),
+        ("$+$", "plain"),
+        ("LayerNorm", "norm"),
+        (f"dense {D:,} → {Fw:,}\nGELU", "ff"),
+        (f"dense {Fw:,} → {D:,}\ndropout", "ff"),
+        ("$+$", "plain"),
+        ("LayerNorm", "norm"),
+        ("output $[B, T, D]$", "io"),
     ]
+    column, y = [], 0.1  # each box's centre, from the bottom up, ``gap`` apart
+    for text, kind in texts:
+        top = 0.2 if text == "$+$" else half(text)
+        column.append((y + top, text, kind))
+        y += 2 * top + gap
     for (y, text, kind), nxt in zip(column, [*column[1:], None]):
         top = 0.2 if text == "$+$" else half(text)
         _box(ax, x, y, text, kind, w=0.4 if text == "$+$" else w, h=2 * top, fontsize=font)
         if nxt is not None:
             bottom = 0.2 if nxt[1] == "$+$" else half(nxt[1])
             _arrow(ax, x, y + top, x, nxt[0] - bottom)
-    # the residual connections: around each sub-layer, into its add
-    for y_from, y_add in ((0.35 + half(column[0][1]) + 0.12, 2.85), (3.45 + half("x") + 0.12, 5.9)):
+    # the residual connections: around each sub-layer, into its add, from the gap below it
+    for i, j in ((0, 3), (4, 7)):
+        y_from, y_add = column[i][0] + half(column[i][1]) + gap / 2, column[j][0]
         _line(ax, [x, x_res, x_res], [y_from, y_from, y_add])
         _arrow(ax, x_res, y_add, x - 0.2, y_add)
-    ax.text(x, 7.75, f"one encoder layer (× {L}), post-LN", **_t(font))
+    ax.text(x, 7.8, f"one encoder layer (× {L}), post-LN", **_t(font))
     # the masked-LM head, at a chosen position of the last layer's output
     xh, wh = 4.15, 1.9
     head = [
