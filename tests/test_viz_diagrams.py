@@ -1334,7 +1334,6 @@ SMALLER_ON_A_PHONE = {
     "residual_second_layer_diagram",
     "self_attention_diagram",
     "seq2seq_diagram",
-    "swiglu_diagram",
     "tokenizer_pipeline_diagram",
 }
 

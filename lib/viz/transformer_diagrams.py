@@ -994,7 +994,8 @@ def swiglu_diagram(config):
         f"an element-wise product, T vectors of F = {Fw:,}, which down_proj brings back to width "
         f"D = {D:,}, the output that the residual connection adds to the stream."
     )
-    width, height, font = 5.2, 5.6, 12.0
+    width, height = 5.2, 5.9
+    font = _phone_font(width)
     fig, ax = _canvas(width, height, alt)
     xl, xr, xc, wb = 1.45, 3.75, 2.6, 2.1  # the gate's lane, the value's, the middle
 
@@ -1018,16 +1019,16 @@ def swiglu_diagram(config):
     _box(ax, xc, y_prod, "$\\odot$", "plain", w=0.46, h=0.46, fontsize=font + 2)
     _line(ax, [xl, xl], [gate_top, y_prod])
     _arrow(ax, xl, y_prod, xc - 0.23, y_prod)
-    _line(ax, [xr, xr], [rows[0][0] + half[1], y_prod])
+    ax.text(xr, 2.75, "the value:\nno nonlinearity", **_t(font))  # on its line, which breaks
+    _line(ax, [xr, xr], [rows[0][0] + half[1], 2.75 - 0.33])
+    _line(ax, [xr, xr], [2.75 + 0.33, y_prod])
     _arrow(ax, xr, y_prod, xc + 0.23, y_prod)
-    ax.text(xr, 2.75, "the value:\nno nonlinearity", **_t(font))
-    ax.text(xc + 0.32, y_prod + 0.42, "$[T, F]$", fontsize=font, ha="left", va="center")
-    y_down = 4.65
+    ax.text(xc + 0.32, y_prod + 0.4, "$[T, F]$", fontsize=font, ha="left", va="center")
+    y_down = 4.85
     _arrow(ax, xc, y_prod + 0.23, xc, y_down - 0.305)
     down_top = y_down + box(xc, y_down, "down_proj\n$F \\to D$", "ff", w=2.4)
-    _arrow(ax, xc, down_top, xc, 5.35)
-    ax.text(xc + 0.12, 5.3, "$[T, D]$, to the residual add", fontsize=font, ha="left",
-            va="center")  # fmt: skip
+    _arrow(ax, xc, down_top, xc, 5.52)
+    ax.text(xc, 5.72, "$[T, D]$, to the residual add", **_t(font))
     return fig
 
 
