@@ -1320,7 +1320,6 @@ SMALLER_ON_A_PHONE = {
     "bert_pretraining_diagram",
     "captioning_diagram",
     "connectivity_diagram",
-    "electra_diagram",
     "elmo_diagram",
     "gpt_diagram",
     "gpt_blocks_diagram",

@@ -670,9 +670,9 @@ def electra_diagram(
     default): the ``masked`` positions of ``original`` become [MASK], the generator (a small masked
     LM) samples a word for each (``sampled``), and the discriminator labels every token original
     or replaced; a sample equal to the original counts as original. ``config``: a
-    ``lib.electra.ElectraConfig`` for the depths. Drawn for a phone's width (5.2 inches, 12.5-point
-    text: about 10 CSS px in a 313 px column): the words across (at most 6), the stages one under the
-    other. Returns the Figure."""
+    ``lib.electra.ElectraConfig`` for the depths. Drawn for a phone's width (5.2 inches, 14-point
+    text: about 12 CSS px in a 328 px column; 12.5 with six words): the words across (at most 6),
+    the stages one under the other. Returns the Figure."""
     from lib.electra import ElectraConfig
 
     check_type(config, "config", ElectraConfig)
@@ -697,8 +697,8 @@ def electra_diagram(
         f"labels each token: {', '.join(labels)}."
     )
     # drawn for a phone's width: the words across, the stages one under the other
-    # a point over the other phone diagrams: its words are short
-    n, font, width = len(orig), _PHONE_FONT + 1, 5.2
+    n, width = len(orig), 5.2
+    font = _phone_font(width) if n < 6 else 12.5  # six boxes 0.72 inches wide hold [MASK] at 12.5
     pitch = min(1.0, (width - 0.3) / n)
     xs = [width / 2 + pitch * (i - (n - 1) / 2) for i in range(n)]
     row, gap, stage = 0.42, 0.32, 0.62  # a row of words, a heading or arrow, a model's box
