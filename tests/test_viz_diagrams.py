@@ -1327,7 +1327,6 @@ SMALLER_ON_A_PHONE = {
     "han_diagram",
     "kv_cache_diagram",
     "luong_step_diagram",
-    "minilm_diagram",
     "multi_head_diagram",
     "positional_diagram",
     "residual_second_layer_diagram",

@@ -1310,7 +1310,7 @@ def _llama_narrow(c):
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def minilm_diagram(config=None):
-    """Chapter 15's all-MiniLM-L6-v2 in two parts, drawn for a phone's column (5 inches, 11.5-point
+    """Chapter 15's all-MiniLM-L6-v2 in two parts, drawn for a phone's column (5 inches, 13.5-point
     text). Top: MiniLM's distillation (Wang et al. 2020): the student's last layer matches the
     BERT-base-sized teacher's attention distributions A = softmax(QK^T/sqrt(d_k)) and value relations
     VR = softmax(VV^T/sqrt(d_k)), both T x T and per head (so both have as many heads), by KL
@@ -1344,10 +1344,10 @@ def minilm_diagram(config=None):
         "tokens ([CLS] and [SEP] included, padding not), scaled to length 1: the sentence vector, "
         f"{D} numbers."
     )
-    font = _PHONE_FONT
     # 5 inches: with the 0.1-inch margins of a tight bounding box, 572 px at the site's 110 dpi, under
     # the 600 px above which the site widens a picture on a phone (book/_static/reader.js)
     width, height = 5.0, 7.9
+    font = _phone_font(width)
     fig, ax = _canvas(width, height, alt)
     # top: distillation, teacher on the left, student on the right
     ax.text(width / 2, 7.65, "how it was made", fontweight="bold", **_t(font))
@@ -1396,7 +1396,7 @@ def minilm_diagram(config=None):
         ("mean over the real tokens", "ff"),
         (f"scale to length 1: {D} numbers", "io"),
     ]
-    ys = [2.6 - 0.52 * i for i in range(len(steps))]
+    ys = [2.6 - 0.57 * i for i in range(len(steps))]
     for i, ((text, kind), y) in enumerate(zip(steps, ys)):
         _box(ax, width / 2, y, text, kind, 4.6, 0.38, font)
         if i:
