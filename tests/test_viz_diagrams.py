@@ -762,13 +762,17 @@ def test_bert_input_diagram_sums_three_embeddings_per_token():
         viz.bert_input_diagram(PAIR, segments=[0, 1])
     with pytest.raises(ValueError, match="tokens"):
         viz.bert_input_diagram(PAIR + PAIR)
-    # the text's size is the caller's, up to 13 points (the reader's report ch14 s16, M1)
+    # the text's size is the caller's, up to 13.5 points (the reader's report ch14 s16, M1): 12
+    # CSS px on its 5.1 inches shown 328 px wide
     sizes = {x.get_fontsize() for x in fig.axes[0].texts}
     assert sizes == {11.5}
     big = viz.bert_input_diagram(PAIR, fontsize=13)
     assert {x.get_fontsize() for x in big.axes[0].texts} == {13}
-    with pytest.raises(ValueError, match="fontsize"):
-        viz.bert_input_diagram(PAIR, fontsize=16)
+    phone = viz.bert_input_diagram(PAIR, fontsize=13.5)
+    assert {x.get_fontsize() for x in phone.axes[0].texts} == {13.5}
+    for too_big in (14, 16):
+        with pytest.raises(ValueError, match="fontsize"):
+            viz.bert_input_diagram(PAIR, fontsize=too_big)
 
 
 def test_elmo_diagram_has_two_directions_per_layer_and_the_mix():
@@ -993,17 +997,19 @@ def test_bert_pretraining_diagram_reads_the_masked_output_and_cls():
         viz.bert_pretraining_diagram(GPTConfig.gpt2())
 
 
-def test_bert_pretraining_diagram_text_size_is_the_callers_up_to_13_points():
-    """Chapter 14 draws it at 13 points for a phone (reader's report ch14 s15, point 3); the
-    default stays 11.5, and a size the boxes cannot hold is refused."""
+def test_bert_pretraining_diagram_text_size_is_the_callers_up_to_13_5_points():
+    """Chapter 14 draws it at 13.5 points for a phone (reader's report ch14 s15, point 3: 12 CSS
+    px at 328 px); the default stays 11.5, and a size the boxes cannot hold is refused."""
 
     def sizes(fig):
         return {t.get_fontsize() for t in fig.axes[0].texts if t.get_text()}
 
     assert sizes(viz.bert_pretraining_diagram()) == {11.5}
     assert sizes(viz.bert_pretraining_diagram(fontsize=13)) == {13}
-    with pytest.raises(ValueError, match="fontsize"):
-        viz.bert_pretraining_diagram(fontsize=16)
+    assert sizes(viz.bert_pretraining_diagram(fontsize=13.5)) == {13.5}
+    for too_big in (14, 16):
+        with pytest.raises(ValueError, match="fontsize"):
+            viz.bert_pretraining_diagram(fontsize=too_big)
 
 
 def test_bert_layer_diagram_draws_a_post_ln_layer_and_the_tied_masked_lm_head():
@@ -1316,8 +1322,6 @@ SMALLER_ON_A_PHONE = {
     "additive_score_diagram",
     "bahdanau_diagram",
     "beam_search_diagram",
-    "bert_input_diagram",
-    "bert_pretraining_diagram",
     "captioning_diagram",
     "connectivity_diagram",
     "elmo_diagram",

@@ -591,7 +591,7 @@ def bert_input_diagram(tokens, config=None, segments=None, *, fontsize=None):
     its position embedding, then a LayerNorm. ``config``: a ``lib.bert.BertConfig`` (default
     ``BertConfig.base()``) for the sizes of the three tables; ``segments``: 0/1 per token
     (default: 1 after the first [SEP]); ``fontsize``: the text's size in points (default 11.5; up
-    to 13 fits the boxes). Returns the Figure."""
+    to 13.5 fits the boxes). Returns the Figure."""
     from lib.bert import BertConfig
 
     toks = _words(tokens, "tokens", 12)
@@ -604,8 +604,8 @@ def bert_input_diagram(tokens, config=None, segments=None, *, fontsize=None):
     if len(segments) != len(toks) or any(s not in (0, 1) for s in segments):
         raise ValueError(f"segments: expected {len(toks)} values 0 or 1, got {segments!r}")
     font = _PHONE_FONT if fontsize is None else fontsize
-    if not is_number(font) or not 0 < font <= 13:
-        raise ValueError(f"fontsize: expected a number of points up to 13, got {fontsize!r}")
+    if not is_number(font) or not 0 < font <= 13.5:
+        raise ValueError(f"fontsize: expected a number of points up to 13.5, got {fontsize!r}")
     n = len(toks)
     n_a = segments.count(0)
     d = config.hidden_size
@@ -764,14 +764,14 @@ def bert_pretraining_diagram(config=None, *, fontsize=None):
     pair): a masked word is predicted from its output vector by the MLM head, IsNext/NotNext from
     the [CLS] vector C by the NSP head. ``config``: a ``lib.bert.BertConfig`` (default
     ``BertConfig.base()``) for the encoder's size and the vocabulary. ``fontsize``: the text's size
-    in points (default 11.5; up to 13 fits the boxes). Returns the Figure."""
+    in points (default 11.5; up to 13.5 fits the boxes). Returns the Figure."""
     from lib.bert import BertConfig
 
     config = BertConfig.base() if config is None else config
     check_type(config, "config", BertConfig)
     font = _PHONE_FONT if fontsize is None else fontsize
-    if not is_number(font) or not 0 < font <= 13:
-        raise ValueError(f"fontsize: expected a number of points up to 13, got {fontsize!r}")
+    if not is_number(font) or not 0 < font <= 13.5:
+        raise ValueError(f"fontsize: expected a number of points up to 13.5, got {fontsize!r}")
     toks = "[CLS] my dog is [MASK] [SEP] he likes play ##ing [SEP]".split()
     L, D, H = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
     alt = (
@@ -805,21 +805,15 @@ def bert_pretraining_diagram(config=None, *, fontsize=None):
         rotation=90,
     )
     m = toks.index("[MASK]")
-    _arrow(ax, 3.12, ys[m], 3.45, ys[m])
+    xh, wh = 4.2, 1.68  # the two heads' boxes, wide enough for "IsNext / NotNext" at 13.5 points
+    _arrow(ax, 3.12, ys[m], xh - wh / 2, ys[m])
     _box(
-        ax,
-        4.27,
-        ys[m],
-        f"MLM head:\nsoftmax over\n{config.vocab_size:,} → cute",
-        "ff",
-        1.6,
-        1.0,
-        font,
+        ax, xh, ys[m], f"MLM head:\nsoftmax over\n{config.vocab_size:,} → cute", "ff", wh, 1.0, font
     )
     # the NSP head reads the pooler's output, tanh(W C + b), not C itself
-    _arrow(ax, 3.12, ys[0], 3.45, ys[0])
-    _box(ax, 4.27, ys[0] - 0.12, "pooler, then\nNSP head:\nIsNext / NotNext", "ff", 1.6, 0.95, font)
-    ax.text(4.27, (ys[7] + ys[8]) / 2, "no loss at the\nother outputs", color="0.35", **_t(font))
+    _arrow(ax, 3.12, ys[0], xh - wh / 2, ys[0])
+    _box(ax, xh, ys[0] - 0.12, "pooler, then\nNSP head:\nIsNext / NotNext", "ff", wh, 0.95, font)
+    ax.text(xh, (ys[7] + ys[8]) / 2, "no loss at the\nother outputs", color="0.35", **_t(font))
     return fig
 
 
