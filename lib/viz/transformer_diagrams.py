@@ -594,7 +594,7 @@ def bert_input_diagram(tokens, config=None, segments=None, *, fontsize=None):
     its position embedding, then a LayerNorm. ``config``: a ``lib.bert.BertConfig`` (default
     ``BertConfig.base()``) for the sizes of the three tables; ``segments``: 0/1 per token
     (default: 1 after the first [SEP]); ``fontsize``: the text's size in points (default 11.5; up
-    to 13 fits the boxes). Returns the Figure."""
+    to 13.5 fits the boxes). Returns the Figure."""
     from lib.bert import BertConfig
 
     toks = _words(tokens, "tokens", 12)
@@ -607,8 +607,8 @@ def bert_input_diagram(tokens, config=None, segments=None, *, fontsize=None):
     if len(segments) != len(toks) or any(s not in (0, 1) for s in segments):
         raise ValueError(f"segments: expected {len(toks)} values 0 or 1, got {segments!r}")
     font = _PHONE_FONT if fontsize is None else fontsize
-    if not is_number(font) or not 0 < font <= 13:
-        raise ValueError(f"fontsize: expected a number of points up to 13, got {fontsize!r}")
+    if not is_number(font) or not 0 < font <= 13.5:
+        raise ValueError(f"fontsize: expected a number of points up to 13.5, got {fontsize!r}")
     n = len(toks)
     n_a = segments.count(0)
     d = config.hidden_size
@@ -673,9 +673,9 @@ def electra_diagram(
     default): the ``masked`` positions of ``original`` become [MASK], the generator (a small masked
     LM) samples a word for each (``sampled``), and the discriminator labels every token original
     or replaced; a sample equal to the original counts as original. ``config``: a
-    ``lib.electra.ElectraConfig`` for the depths. Drawn for a phone's width (5.2 inches, 12.5-point
-    text: about 10 CSS px in a 313 px column): the words across (at most 6), the stages one under the
-    other. Returns the Figure."""
+    ``lib.electra.ElectraConfig`` for the depths. Drawn for a phone's width (5.2 inches, 14-point
+    text: about 12 CSS px in a 328 px column; 12.5 with six words): the words across (at most 6),
+    the stages one under the other. Returns the Figure."""
     from lib.electra import ElectraConfig
 
     check_type(config, "config", ElectraConfig)
@@ -700,8 +700,8 @@ def electra_diagram(
         f"labels each token: {', '.join(labels)}."
     )
     # drawn for a phone's width: the words across, the stages one under the other
-    # a point over the other phone diagrams: its words are short
-    n, font, width = len(orig), _PHONE_FONT + 1, 5.2
+    n, width = len(orig), 5.2
+    font = _phone_font(width) if n < 6 else 12.5  # six boxes 0.72 inches wide hold [MASK] at 12.5
     pitch = min(1.0, (width - 0.3) / n)
     xs = [width / 2 + pitch * (i - (n - 1) / 2) for i in range(n)]
     row, gap, stage = 0.42, 0.32, 0.62  # a row of words, a heading or arrow, a model's box
@@ -767,14 +767,14 @@ def bert_pretraining_diagram(config=None, *, fontsize=None):
     pair): a masked word is predicted from its output vector by the MLM head, IsNext/NotNext from
     the [CLS] vector C by the NSP head. ``config``: a ``lib.bert.BertConfig`` (default
     ``BertConfig.base()``) for the encoder's size and the vocabulary. ``fontsize``: the text's size
-    in points (default 11.5; up to 13 fits the boxes). Returns the Figure."""
+    in points (default 11.5; up to 13.5 fits the boxes). Returns the Figure."""
     from lib.bert import BertConfig
 
     config = BertConfig.base() if config is None else config
     check_type(config, "config", BertConfig)
     font = _PHONE_FONT if fontsize is None else fontsize
-    if not is_number(font) or not 0 < font <= 13:
-        raise ValueError(f"fontsize: expected a number of points up to 13, got {fontsize!r}")
+    if not is_number(font) or not 0 < font <= 13.5:
+        raise ValueError(f"fontsize: expected a number of points up to 13.5, got {fontsize!r}")
     toks = "[CLS] my dog is [MASK] [SEP] he likes play ##ing [SEP]".split()
     L, D, H = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
     alt = (
@@ -808,21 +808,15 @@ def bert_pretraining_diagram(config=None, *, fontsize=None):
         rotation=90,
     )
     m = toks.index("[MASK]")
-    _arrow(ax, 3.12, ys[m], 3.45, ys[m])
+    xh, wh = 4.2, 1.68  # the two heads' boxes, wide enough for "IsNext / NotNext" at 13.5 points
+    _arrow(ax, 3.12, ys[m], xh - wh / 2, ys[m])
     _box(
-        ax,
-        4.27,
-        ys[m],
-        f"MLM head:\nsoftmax over\n{config.vocab_size:,} → cute",
-        "ff",
-        1.6,
-        1.0,
-        font,
+        ax, xh, ys[m], f"MLM head:\nsoftmax over\n{config.vocab_size:,} → cute", "ff", wh, 1.0, font
     )
     # the NSP head reads the pooler's output, tanh(W C + b), not C itself
-    _arrow(ax, 3.12, ys[0], 3.45, ys[0])
-    _box(ax, 4.27, ys[0] - 0.12, "pooler, then\nNSP head:\nIsNext / NotNext", "ff", 1.6, 0.95, font)
-    ax.text(4.27, (ys[7] + ys[8]) / 2, "no loss at the\nother outputs", color="0.35", **_t(font))
+    _arrow(ax, 3.12, ys[0], xh - wh / 2, ys[0])
+    _box(ax, xh, ys[0] - 0.12, "pooler, then\nNSP head:\nIsNext / NotNext", "ff", wh, 0.95, font)
+    ax.text(xh, (ys[7] + ys[8]) / 2, "no loss at the\nother outputs", color="0.35", **_t(font))
     return fig
 
 
@@ -832,7 +826,7 @@ def bert_layer_diagram(config=None, *, narrow=True):
     residual add, then a LayerNorm; GELU in the feed-forward network; no causal mask) with the tensor
     shapes, and beside it the masked-LM head of pretraining (``cls.predictions``: dense, GELU,
     LayerNorm, then the word embeddings again, tied, and a bias). ``config``: a
-    ``lib.bert.BertConfig`` (default ``BertConfig.base()``). ``narrow``: 13-point text for a phone's
+    ``lib.bert.BertConfig`` (default ``BertConfig.base()``). ``narrow``: 14-point text for a phone's
     column (default), else 11.5. Returns the Figure."""
     from lib.bert import BertConfig
 
@@ -855,37 +849,43 @@ def bert_layer_diagram(config=None, *, narrow=True):
         f"[{V:,}, {D:,}] of the input (tied weights) plus a bias, and a softmax over the {V:,} "
         "tokens."
     )
-    font = _NARROW_FONT if narrow else _PHONE_FONT
     width, height = 5.2, 8.0
+    font = _phone_font(width) if narrow else _PHONE_FONT
     fig, ax = _canvas(width, height, alt)
 
     def half(text):  # half the height of a box of text's lines
-        return 0.12 + 0.115 * (text.count("\n") + 1) * font / 13
+        return 0.09 + 0.115 * (text.count("\n") + 1) * font / 13
 
-    x, w, x_res = 1.75, 2.3, 0.3  # the layer's column and its residual lines
-    column = [
-        (0.35, "$x$: $[B, T, D]$", "io"),
-        (1.25, f"self-attention\n{H} heads\nno causal mask", "attn"),
-        (2.15, "$W^O$, dropout", "attn"),
-        (2.85, "$+$", "plain"),
-        (3.45, "LayerNorm", "norm"),
-        (4.3, f"dense {D:,} → {Fw:,}\nGELU", "ff"),
-        (5.2, f"dense {Fw:,} → {D:,}\ndropout", "ff"),
-        (5.9, "$+$", "plain"),
-        (6.5, "LayerNorm", "norm"),
-        (7.25, "output $[B, T, D]$", "io"),
+    x, w, x_res, gap = 1.75, 2.3, 0.3, 0.24  # the layer's column, its residual lines
+    texts = [
+        ("$x$: $[B, T, D]$", "io"),
+        (f"self-attention\n{H} heads\nno causal mask", "attn"),
+        ("$W^O$, dropout", "attn"),
+        ("$+$", "plain"),
+        ("LayerNorm", "norm"),
+        (f"dense {D:,} → {Fw:,}\nGELU", "ff"),
+        (f"dense {Fw:,} → {D:,}\ndropout", "ff"),
+        ("$+$", "plain"),
+        ("LayerNorm", "norm"),
+        ("output $[B, T, D]$", "io"),
     ]
+    column, y = [], 0.1  # each box's centre, from the bottom up, ``gap`` apart
+    for text, kind in texts:
+        top = 0.2 if text == "$+$" else half(text)
+        column.append((y + top, text, kind))
+        y += 2 * top + gap
     for (y, text, kind), nxt in zip(column, [*column[1:], None]):
         top = 0.2 if text == "$+$" else half(text)
         _box(ax, x, y, text, kind, w=0.4 if text == "$+$" else w, h=2 * top, fontsize=font)
         if nxt is not None:
             bottom = 0.2 if nxt[1] == "$+$" else half(nxt[1])
             _arrow(ax, x, y + top, x, nxt[0] - bottom)
-    # the residual connections: around each sub-layer, into its add
-    for y_from, y_add in ((0.35 + half(column[0][1]) + 0.12, 2.85), (3.45 + half("x") + 0.12, 5.9)):
+    # the residual connections: around each sub-layer, into its add, from the gap below it
+    for i, j in ((0, 3), (4, 7)):
+        y_from, y_add = column[i][0] + half(column[i][1]) + gap / 2, column[j][0]
         _line(ax, [x, x_res, x_res], [y_from, y_from, y_add])
         _arrow(ax, x_res, y_add, x - 0.2, y_add)
-    ax.text(x, 7.75, f"one encoder layer (× {L}), post-LN", **_t(font))
+    ax.text(x, 7.8, f"one encoder layer (× {L}), post-LN", **_t(font))
     # the masked-LM head, at a chosen position of the last layer's output
     xh, wh = 4.15, 1.9
     head = [
@@ -906,9 +906,6 @@ def bert_layer_diagram(config=None, *, narrow=True):
 _PHONE_FONT = (
     11.5  # points, on a canvas about 5 inches wide: ~9.7 CSS px when a phone shows it 328 px wide
 )
-
-
-_GQA_FONT = 12.5  # its boxes hold one digit: room for larger text than _PHONE_FONT
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
@@ -951,6 +948,7 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
         )
     )
     width, panel = 5.0, 2.3
+    font = _phone_font(width)
     fig, ax = _canvas(width, panel * len(kv), alt)
     step = (width - 0.3) / n_heads
     qx = [0.15 + step * (h + 0.5) for h in range(n_heads)]
@@ -961,18 +959,18 @@ def gqa_diagram(n_heads=8, n_kv_heads=(8, 2, 1)):
         for h, x in enumerate(qx):
             _line(ax, [x, kx[h // G]], [y0 + 1.2, y0 + 0.72], color="0.45")
         for h, x in enumerate(qx):  # each query head in the colour of the key/value head it reads
-            _box(ax, x, y0 + 1.4, f"{h}", "plain", w=step * 0.8, h=0.38, fontsize=_GQA_FONT,
+            _box(ax, x, y0 + 1.4, f"{h}", "plain", w=step * 0.8, h=0.38, fontsize=font,
                  color=_text_color(colors[h // G]))  # fmt: skip
             ax.patches[-1].set_facecolor(colors[h // G])
         for j, x in enumerate(kx):
             w = min(step * G - 0.08, 1.4) if G > 1 else step * 0.8
-            _box(ax, x, y0 + 0.53, f"{j}", "plain", w=w, h=0.38, fontsize=_GQA_FONT,
+            _box(ax, x, y0 + 0.53, f"{j}", "plain", w=w, h=0.38, fontsize=font,
                  color=_text_color(colors[j]))  # fmt: skip
             ax.patches[-1].set_facecolor(colors[j])
         ax.text(width / 2, y0 + 2.1, f"{name(k)}: $H$ = {n_heads}, $H_{{kv}}$ = {k}",
-                **_t(_GQA_FONT + 1), weight="bold")  # fmt: skip
-        ax.text(width / 2, y0 + 1.77, "query heads", **_t(_GQA_FONT))
-        ax.text(width / 2, y0 + 0.15, "key/value heads (cached)", **_t(_GQA_FONT))
+                **_t(font + 1), weight="bold")  # fmt: skip
+        ax.text(width / 2, y0 + 1.77, "query heads", **_t(font))
+        ax.text(width / 2, y0 + 0.15, "key/value heads (cached)", **_t(font))
     return fig
 
 
@@ -993,7 +991,8 @@ def swiglu_diagram(config):
         f"an element-wise product, T vectors of F = {Fw:,}, which down_proj brings back to width "
         f"D = {D:,}, the output that the residual connection adds to the stream."
     )
-    width, height, font = 5.2, 5.6, 12.0
+    width, height = 5.2, 5.9
+    font = _phone_font(width)
     fig, ax = _canvas(width, height, alt)
     xl, xr, xc, wb = 1.45, 3.75, 2.6, 2.1  # the gate's lane, the value's, the middle
 
@@ -1017,16 +1016,16 @@ def swiglu_diagram(config):
     _box(ax, xc, y_prod, "$\\odot$", "plain", w=0.46, h=0.46, fontsize=font + 2)
     _line(ax, [xl, xl], [gate_top, y_prod])
     _arrow(ax, xl, y_prod, xc - 0.23, y_prod)
-    _line(ax, [xr, xr], [rows[0][0] + half[1], y_prod])
+    ax.text(xr, 2.75, "the value:\nno nonlinearity", **_t(font))  # on its line, which breaks
+    _line(ax, [xr, xr], [rows[0][0] + half[1], 2.75 - 0.33])
+    _line(ax, [xr, xr], [2.75 + 0.33, y_prod])
     _arrow(ax, xr, y_prod, xc + 0.23, y_prod)
-    ax.text(xr, 2.75, "the value:\nno nonlinearity", **_t(font))
-    ax.text(xc + 0.32, y_prod + 0.42, "$[T, F]$", fontsize=font, ha="left", va="center")
-    y_down = 4.65
+    ax.text(xc + 0.32, y_prod + 0.4, "$[T, F]$", fontsize=font, ha="left", va="center")
+    y_down = 4.85
     _arrow(ax, xc, y_prod + 0.23, xc, y_down - 0.305)
     down_top = y_down + box(xc, y_down, "down_proj\n$F \\to D$", "ff", w=2.4)
-    _arrow(ax, xc, down_top, xc, 5.35)
-    ax.text(xc + 0.12, 5.3, "$[T, D]$, to the residual add", fontsize=font, ha="left",
-            va="center")  # fmt: skip
+    _arrow(ax, xc, down_top, xc, 5.52)
+    ax.text(xc, 5.72, "$[T, D]$, to the residual add", **_t(font))
     return fig
 
 
@@ -1063,7 +1062,8 @@ def attention_layer_diagram(config):
         f"[B, {H}, S + T, {Dh}]. 7: the attention of the {H} heads with the mask, and o_proj "
         f"back to [B, T, {D:,}]."
     )
-    width, height, font = 5.2, 7.9, 13.5  # ~11.8 CSS px when a phone shows it 328 px wide
+    width, height = 5.2, 7.9
+    font = _phone_font(width)
     fig, ax = _canvas(width, height, alt)
     xs = (1.45, 2.95, 4.4)  # the lanes of q, k and v
     kv = (xs[1] + xs[2]) / 2  # boxes across the k and v lanes
@@ -1128,7 +1128,7 @@ def llama_diagram(config, *, narrow=False):
     RMSNorm and the output layer (tied or its own), the layers numbered from 0 as ``model.layers``
     indexes them; right, one pre-norm layer: RMSNorm, grouped-query self-attention with RoPE on
     queries and keys (and the window, if any), residual add, RMSNorm, SwiGLU, residual add.
-    ``narrow``: drawn for a phone's column, 5.2 inches wide with 12-point text, the labels broken
+    ``narrow``: drawn for a phone's column, 5.2 inches wide with 14-point text, the labels broken
     over more lines (the default is about 5.5 inches wide once its title is counted, more than a
     phone's column shows). Returns the Figure."""
     from lib.llama import LlamaConfig
@@ -1253,9 +1253,10 @@ def _box_column(ax, x, w, items, *, font, half, end=None, gap=0.1, plus=None, re
 
 
 def _llama_narrow(c):
-    """llama_diagram(c, narrow=True): the same two columns, 5.2 inches wide, 13-point text."""
+    """llama_diagram(c, narrow=True): the same two columns, 5.2 inches wide, 14-point text."""
     L, D, H, Hkv, V, Fw = _llama_sizes(c)
-    width, height, font = 5.2, 8.0, 13.0  # ~11.4 CSS px when a phone shows it 328 px wide
+    width, height = 5.2, 8.0
+    font = _phone_font(width)
     fig, ax = _canvas(width, height, _llama_alt(c))
 
     def half(text):  # half the height of a box of these lines
@@ -1306,7 +1307,7 @@ def _llama_narrow(c):
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def minilm_diagram(config=None):
-    """Chapter 15's all-MiniLM-L6-v2 in two parts, drawn for a phone's column (5 inches, 11.5-point
+    """Chapter 15's all-MiniLM-L6-v2 in two parts, drawn for a phone's column (5 inches, 13.5-point
     text). Top: MiniLM's distillation (Wang et al. 2020): the student's last layer matches the
     BERT-base-sized teacher's attention distributions A = softmax(QK^T/sqrt(d_k)) and value relations
     VR = softmax(VV^T/sqrt(d_k)), both T x T and per head (so both have as many heads), by KL
@@ -1340,10 +1341,10 @@ def minilm_diagram(config=None):
         "tokens ([CLS] and [SEP] included, padding not), scaled to length 1: the sentence vector, "
         f"{D} numbers."
     )
-    font = _PHONE_FONT
     # 5 inches: with the 0.1-inch margins of a tight bounding box, 572 px at the site's 110 dpi, under
     # the 600 px above which the site widens a picture on a phone (book/_static/reader.js)
     width, height = 5.0, 7.9
+    font = _phone_font(width)
     fig, ax = _canvas(width, height, alt)
     # top: distillation, teacher on the left, student on the right
     ax.text(width / 2, 7.65, "how it was made", fontweight="bold", **_t(font))
@@ -1392,7 +1393,7 @@ def minilm_diagram(config=None):
         ("mean over the real tokens", "ff"),
         (f"scale to length 1: {D} numbers", "io"),
     ]
-    ys = [2.6 - 0.52 * i for i in range(len(steps))]
+    ys = [2.6 - 0.57 * i for i in range(len(steps))]
     for i, ((text, kind), y) in enumerate(zip(steps, ys)):
         _box(ax, width / 2, y, text, kind, 4.6, 0.38, font)
         if i:
