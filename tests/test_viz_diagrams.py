@@ -1313,7 +1313,6 @@ def test_each_chapter_diagram_cell_has_the_figure_s_own_alt_text_and_legible_tex
 PHONE_COLUMN_PX, PHONE_TEXT_PX = 328, 12
 # the diagrams whose smallest text is still below it, as the chapters draw them (to be emptied)
 SMALLER_ON_A_PHONE = {
-    "additive_score_diagram",
     "attention_layer_diagram",
     "bahdanau_diagram",
     "beam_search_diagram",

@@ -386,8 +386,8 @@ def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
     per key (any of the six score functions fills it), a masked softmax over i, the weights alpha_i
     and the output sum_i alpha_i v_i. The other: what one score box holds for the additive score, q through
     W_q [d_hidden x d_query] and k_i through W_k [d_hidden x d_key], added, tanh (d_hidden units),
-    v_a^T: one number. ``narrow``: the network under the pipeline, for a phone's column (5.2 inches,
-    13-point text); else side by side. Returns the Figure."""
+    v_a^T: one number. ``narrow``: the network under the pipeline, for a phone's column (4.89 inches,
+    13-point text, 12 CSS px there); else side by side. Returns the Figure."""
     for value, name in ((d_query, "d_query"), (d_key, "d_key"), (d_hidden, "d_hidden")):
         check_int(value, name, 1)
     check_bool(narrow, "narrow")
@@ -405,10 +405,12 @@ def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
         f"({H} x {d_key}); the two results, {H} numbers each, are added, tanh is applied to each "
         f"of the {H} hidden units, and v_a^T (1 x {H}) turns them into the score s_i, one number."
     )
-    if narrow:  # the pipeline above the network, laid out on 5.2 x 8.2, drawn 8 inches tall
-        fig, ax = _canvas(5.2, 8.2, alt, scale=8 / 8.2)
-        _score_pipeline(ax, 0, 4.15, _NARROW_FONT, _NARROW_MATH_FONT)
-        _additive_network(ax, 0, 0, _NARROW_FONT, d_query, d_key, H)
+    if narrow:  # the pipeline above the network, laid out on 5.2 x 8.2, drawn 4.89 inches wide
+        scale = 0.94  # so that its text, at the phone's rule for that width, fits its boxes
+        font = _phone_font(5.2 * scale)
+        fig, ax = _canvas(5.2, 8.2, alt, scale=scale)
+        _score_pipeline(ax, 0, 4.15, font, _NARROW_MATH_FONT)
+        _additive_network(ax, 0, 0, font, d_query, d_key, H)
     else:  # side by side, laid out on 10.6 x 4.1, drawn 9.3 inches wide
         fig, ax = _canvas(10.6, 4.1, alt, scale=0.88)
         _score_pipeline(ax, 0, 0.05, _FONT)
