@@ -1330,7 +1330,6 @@ SMALLER_ON_A_PHONE = {
     "han_diagram",
     "kv_cache_diagram",
     "llama_diagram",
-    "luong_step_diagram",
     "minilm_diagram",
     "multi_head_diagram",
     "positional_diagram",

@@ -858,8 +858,8 @@ def luong_step_diagram(source, *, narrow=False):
     ``source`` words (e_t(s); arrows both ways between the h̄_s: the bidirectional GRU), a softmax over s gives a_t(s), the context c_t = sum_s a_t(s) h̄_s
     and h_t make the attentional state tilde h_t = tanh(W_c [c_t; h_t]), which predicts y_t and is
     fed to the next step (input feeding), as h_t is. Positions count from 0, as in the chapter's Luong
-    section. ``narrow``: text at the phone size (13 points, the subscripted symbols in the boxes
-    15; the canvas is 5.2 inches wide either way). Returns the Figure."""
+    section. ``narrow``: text at the phone size (13 points, 12 CSS px on a phone, the subscripted
+    symbols in the boxes 15; the canvas is 4.89 inches wide either way). Returns the Figure."""
     src = _words(source, "source", 6)
     check_bool(narrow, "narrow")
     S = len(src)
@@ -877,17 +877,19 @@ def luong_step_diagram(source, *, narrow=False):
         "feeding); h_t goes on to the next step too, as its h_{t-1}. The two arrows to the next step "
         "leave at the top right, labelled tilde h_t and h_t."
     )
-    font = _NARROW_FONT if narrow else _FONT
+    # laid out on 5.2 x 8.3 inches, drawn 4.89 wide: its text, at the phone's rule for that
+    # width, fits its boxes (and a figure of the book fits a page at 8 inches tall)
+    scale = 0.94
+    font = _phone_font(5.2 * scale) if narrow else _FONT
     math = _NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols in the boxes
     cell = math - 1 if narrow else _FONT  # e_t(s) and a_t(s), in boxes 0.6 inches wide
-    # laid out on 5.2 x 8.3 inches, drawn 8 inches tall (a figure of the book fits a page at 8)
-    fig, ax = _canvas(5.2, 8.3, alt, scale=8 / 8.3)
-    xs = [0.42 + 0.64 * s for s in range(S)]
+    fig, ax = _canvas(5.2, 8.3, alt, scale=scale)
+    xs = [0.42 + 0.645 * s for s in range(S)]
     y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = _BAHDANAU_ROWS
     w_box, w_h = 0.56, 0.44  # the encoder states' boxes narrower: the GRU's arrows between them
     _encoder_links(ax, xs, y_h, w_h)
     for s, (x, word) in enumerate(zip(xs, src)):
-        _box(ax, x, y_word, word, "io", w=0.6, h=0.4, fontsize=font)
+        _box(ax, x, y_word, word, "io", w=0.62, h=0.4, fontsize=font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
         _box(ax, x, y_h, f"$\\bar{{\\mathbf{{h}}}}_{s}$", "rnn", w=w_h, h=0.5, fontsize=math)
         _arrow(ax, x - 0.12, y_h + 0.25, x - 0.12, y_e - 0.2)
