@@ -1315,7 +1315,6 @@ PHONE_COLUMN_PX, PHONE_TEXT_PX = 328, 12
 SMALLER_ON_A_PHONE = {
     "attention_layer_diagram",
     "bahdanau_diagram",
-    "beam_search_diagram",
     "bert_input_diagram",
     "bert_layer_diagram",
     "bert_pretraining_diagram",

@@ -1399,8 +1399,8 @@ def beam_search_diagram(*, narrow=False):
     a model's output): each box is a partial translation's new word and its total log-probability;
     at each step the best extensions are kept (blue), as many as the beam has places left, the
     others dropped (white, dashed), and one that ends with <eos> is set aside as finished (green),
-    which leaves one place at the next step. ``narrow``: drawn for a phone's width (5.2 inches,
-    13-point text). Returns the Figure."""
+    which leaves one place at the next step. ``narrow``: drawn for a phone's width (4.89 inches,
+    13-point text, 12 CSS px on a phone). Returns the Figure."""
     check_bool(narrow, "narrow")
     alt = (
         "A beam search with a beam of k = 2, drawn as a tree from <bos> at the top, three steps "
@@ -1411,9 +1411,10 @@ def beam_search_diagram(*, narrow=False):
         "aside; un chat dort (-2.1) is dropped. At step 4 the beam has one place left, for the "
         "best extension of le chat dort; the most probable finished translation wins."
     )
-    font = _NARROW_FONT if narrow else _FONT
     width, height = (5.2, 6.6) if narrow else (8.0, 5.4)
-    fig, ax = _canvas(width, height, alt)
+    scale = 0.94 if narrow else 1.0  # drawn 4.89 inches wide: its text fits at the phone's rule
+    font = _phone_font(width * scale) if narrow else _FONT
+    fig, ax = _canvas(width, height, alt, scale=scale)
     sx = 1.0 if narrow else 8.0 / 5.2 * 0.9  # the wide drawing spreads the columns
     x0 = 0.0 if narrow else 0.3
     xs = [x0 + sx * x for x in (1.65, 2.95, 4.25)]
