@@ -1318,7 +1318,6 @@ SMALLER_ON_A_PHONE = {
     "bert_input_diagram",
     "bert_layer_diagram",
     "bert_pretraining_diagram",
-    "captioning_diagram",
     "connectivity_diagram",
     "electra_diagram",
     "elmo_diagram",

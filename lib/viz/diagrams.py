@@ -1129,8 +1129,8 @@ def captioning_diagram(n_regions, d_feature):
     ``n_regions`` (a square number) region vectors a_i of width ``d_feature``; before word t the
     LSTM's previous state h_{t-1} scores every region (e_{t,i}), a softmax gives alpha_{t,i}, the
     context z_t = sum_i alpha_{t,i} a_i enters the LSTM with the previous word, and the deep output
-    layer predicts y_t from E y_{t-1}, h_t and z_t (eq. 7). Drawn for a phone's width (5.2 inches,
-    13-point text, as the narrow drawings), top to bottom. Returns the Figure."""
+    layer predicts y_t from E y_{t-1}, h_t and z_t (eq. 7). Drawn for a phone's width (4.89
+    inches, 13-point text, 12 CSS px on a phone), top to bottom. Returns the Figure."""
     check_int(n_regions, "n_regions", 1)
     check_int(d_feature, "d_feature", 1)
     side = math.isqrt(n_regions)
@@ -1146,8 +1146,9 @@ def captioning_diagram(n_regions, d_feature):
         "The new state h_t, the context z_t and E y_(t-1) together enter the deep output layer "
         "L_o at the bottom, which predicts the next word."
     )
-    font = _NARROW_FONT
-    fig, ax = _canvas(5.2, 6.6, alt)
+    scale = 0.94  # laid out on 5.2 x 6.6 inches, drawn 4.89 wide: its text fits at the phone's rule
+    font = _phone_font(5.2 * scale)
+    fig, ax = _canvas(5.2, 6.6, alt, scale=scale)
     cell = 1.8 / side
     x0, top = 0.25, 4.85  # the grid's left and top edges
     for r in range(side):
