@@ -1335,7 +1335,6 @@ SMALLER_ON_A_PHONE = {
     "self_attention_diagram",
     "seq2seq_diagram",
     "swiglu_diagram",
-    "tokenizer_pipeline_diagram",
 }
 
 

@@ -1568,7 +1568,9 @@ def gru_cell_diagram():
 # too long for a phone's column goes on to a second line (ten pieces with their ids take two); the
 # steps' text at 12. At 11 points on one line the pieces read at 9.6 CSS px on a 360 px phone
 # (review ch10_s22)
-_PIPE_FONT, _PIPE_STEP_FONT = 13, 13
+# tokenizer_pipeline_diagram's canvas, inches wide, and its text at the phone's rule for it (13)
+_PIPE_WIDTH = 4.9
+_PIPE_FONT = _phone_font(_PIPE_WIDTH)
 _PIPE_CHAR = 0.6 * _PIPE_FONT / 72
 _PIPE_LINE = 0.5  # from one line of boxes to the next, inches (a box is 0.4 high)
 
@@ -1605,15 +1607,15 @@ def tokenizer_pipeline_diagram(text, normalized, words, pieces, ids, decoded):
     each step made of it (the chapter computes them with the library; nothing is computed here):
     ``text`` -> normalise -> ``normalized`` -> pre-tokenise -> ``words`` -> the model (WordPiece's
     longest match; BPE would apply its merges) -> ``pieces`` -> the vocabulary -> ``ids``, each in
-    its piece's column; and back, decode -> ``decoded``. Drawn for a phone's column (5.2 inches): a
-    row of words, or of pieces over their ids, too long for one line takes two of about equal length.
+    its piece's column; and back, decode -> ``decoded``. Drawn for a phone's column (4.9 inches,
+    13-point text, 12 CSS px on a phone): a row of words, or of pieces over their ids, too long for one line takes two of about equal length.
     Returns the Figure."""
     for name, value in (("text", text), ("normalized", normalized), ("decoded", decoded)):
         check_type(value, name, str)
     words, pieces = _words(words, "words", 12), _words(pieces, "pieces", 12)
     if isinstance(ids, str) or not isinstance(ids, Sequence) or len(ids) != len(pieces):
         raise ValueError(f"ids: expected one id per piece ({len(pieces)}), got {ids!r}")
-    width, x0 = 5.2, 0.1
+    width, x0 = _PIPE_WIDTH, 0.1
     strings = [f"{i}" for i in ids]
     columns = [max(len(p), len(s)) * _PIPE_CHAR + 0.06 for p, s in zip(pieces, strings)]
     word_widths = [len(w) * _PIPE_CHAR + 0.06 for w in words]
@@ -1659,7 +1661,5 @@ def tokenizer_pipeline_diagram(text, normalized, words, pieces, ids, decoded):
         top = ys[k] - 0.2 - (lines[k] - 1) * _PIPE_LINE
         bottom = ys[k + 1] + 0.2
         _arrow(ax, 0.3, top, 0.3, bottom)
-        ax.text(
-            0.45, (top + bottom) / 2, step, fontsize=_PIPE_STEP_FONT, va="center", style="italic"
-        )
+        ax.text(0.45, (top + bottom) / 2, step, fontsize=_PIPE_FONT, va="center", style="italic")
     return fig
