@@ -1244,32 +1244,32 @@ def han_diagram(sentences):
         "sentence attention with u_s reads every h_i and pools them into the document vector v, "
         "which a linear layer and a softmax classify into the label."
     )
-    # drawn for a phone's width: one block per sentence, stacked, the sentence level on the right
-    # laid out on 5.4 inches (room for the line on the right) and drawn 5.2 wide, text scaled
-    # alike: under the 600 px above which a phone scrolls a figure sideways
-    scale = 5.2 / 5.4
-    font, block = _NARROW_FONT * scale, _HAN_BLOCK + _HAN_GAP
+    # drawn for a phone's width: one block per sentence, stacked, the sentence level on the right;
+    # laid out on 5.4 inches (room for the line on the right) and drawn 4.92 wide, its text at
+    # the phone's rule for that width
+    scale = 4.92 / 5.4
+    font, block = _phone_font(5.4 * scale), _HAN_BLOCK + _HAN_GAP
     height = 1.25 + n * block
     fig, ax = _canvas(5.4, height, alt, scale=scale)
-    x_s, x_h, y_top = 4.15, 4.85, height - 0.6
+    x_s, x_h, y_top = 4.25, 4.88, height - 0.6
     x_lane = x_h + 0.4  # right of the h_i column: the line from h_2, h_3 up to sentence attention
     h_rows = []
     for i, words in enumerate(doc):
         y0 = height - 1.25 - (i + 1) * block + _HAN_GAP  # the block's bottom; sentence 1 on top
-        xs = [0.42 + 0.75 * t for t in range(len(words))]
+        xs = [0.45 + 0.77 * t for t in range(len(words))]
         for t, (xw, w) in enumerate(zip(xs, words)):
-            _box(ax, xw, y0 + 0.3, w, "io", 0.7, 0.4, font)
+            _box(ax, xw, y0 + 0.3, w, "io", 0.74, 0.4, font)
             _arrow(ax, xw, y0 + 0.5, xw, y0 + 0.72)
-            _box(ax, xw, y0 + 0.97, f"$\\mathbf{{h}}_{{{i + 1},{t + 1}}}$", "rnn", 0.56, 0.5, font)
+            _box(ax, xw, y0 + 0.97, f"$\\mathbf{{h}}_{{{i + 1},{t + 1}}}$", "rnn", 0.6, 0.5, font)
             _arrow(ax, xw, y0 + 1.22, (xs[0] + xs[-1]) / 2, y0 + 1.38)
         for a, b in zip(xs, xs[1:]):
-            _arrow(ax, a + 0.28, y0 + 1.07, b - 0.28, y0 + 1.07, mutation_scale=7)
-            _arrow(ax, b - 0.28, y0 + 0.87, a + 0.28, y0 + 0.87, mutation_scale=7)
+            _arrow(ax, a + 0.3, y0 + 1.07, b - 0.3, y0 + 1.07, mutation_scale=7)
+            _arrow(ax, b - 0.3, y0 + 0.87, a + 0.3, y0 + 0.87, mutation_scale=7)
         y_att, centre = y0 + 1.6, (xs[0] + xs[-1]) / 2
         width = max(xs[-1] - xs[0] + 0.3, 2.5)
         centre = max(centre, 0.1 + width / 2)
         _box(ax, centre, y_att, "word attention, $\\mathbf{u}_w$", "attn", width, 0.42, font)
-        _sentence_frame(ax, y0, max(centre + width / 2, xs[-1] + 0.35))  # 0.35: half a word box
+        _sentence_frame(ax, y0, max(centre + width / 2, xs[-1] + 0.37))  # 0.37: half a word box
         _arrow(ax, centre + width / 2, y_att, x_s - 0.25, y_att)
         _box(ax, x_s, y_att, f"$\\mathbf{{s}}_{{{i + 1}}}$", "ctx", 0.5, 0.45, font)
         _arrow(ax, x_s + 0.25, y_att, x_h - 0.25, y_att)
@@ -1287,16 +1287,16 @@ def han_diagram(sentences):
         _arrow(ax, x_lane, h_rows[-1], x_lane, y_top - 0.21)
     _box(
         ax,
-        3.8,
+        3.83,
         y_top,
         "sentence attention ($\\mathbf{u}_s$) $\\to \\mathbf{v}$",
         "attn",
-        3.0,
+        3.06,
         0.42,
         font,
     )
-    _arrow(ax, 2.3, y_top, 1.97, y_top)
-    _box(ax, 1.0, y_top, "linear + softmax\n$\\to$ label", "io", 1.94, 0.62, font)
+    _arrow(ax, 2.3, y_top, 2.09, y_top)
+    _box(ax, 1.07, y_top, "linear + softmax\n$\\to$ label", "io", 2.04, 0.62, font)
     return fig
 
 
