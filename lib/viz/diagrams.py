@@ -960,7 +960,7 @@ def elmo_diagram(
     a token representation x_k under L layers that each hold a forward and a backward LSTM, one
     softmax shared by both directions at the top; on the right, the mix of the L + 1 layers of the
     word ``words[focus]``, ELMo_k = gamma sum_j s_j h_kj. ``narrow``: drawn for a phone's width
-    (5.2 inches, 11.5-point text), the mix below the biLM. Returns the Figure."""
+    (4.89 inches, 13-point text, 12 CSS px on a phone), the mix below the biLM. Returns the Figure."""
     from lib.elmo import ELMoConfig
 
     check_type(config, "config", ELMoConfig)
@@ -982,13 +982,15 @@ def elmo_diagram(
         f"{'Below' if narrow else 'On the right'}, the {L + 1} layers h_k0 to h_k{L} of the word "
         f"{toks[focus]} are weighted by s_0 to s_{L}, summed and scaled by gamma into ELMo_k."
     )
-    font = _PHONE_FONT if narrow else _FONT
-    # narrow: the mix in a band of 1.9 inches under the biLM, the columns closer together
+    # narrow: laid out 5.2 inches wide and drawn 4.89 wide, its text at the phone's rule for that
+    # width; the mix in a band of 1.9 inches under the biLM, the columns closer together
+    scale = 0.94 if narrow else 1.0
+    font = _phone_font(5.2 * scale) if narrow else _FONT
     y0 = 1.9 if narrow else 0.0
     step = (4.75 - 1.2) / max(len(toks) - 1, 1) if narrow else 1.05
     half = min(0.36, (step - 0.18) / 2) if narrow else 0.4  # the width of one direction's box
     height = y0 + 1.9 + 0.8 * L + (1.2 if narrow else 0.9)
-    fig, ax = _canvas(5.2 if narrow else 9.0, height, alt)
+    fig, ax = _canvas(5.2 if narrow else 9.0, height, alt, scale=scale)
     xs = [(1.2 if narrow else 1.3) + step * k for k in range(len(toks))]
     ys = [y0 + 1.15 + 0.8 * j for j in range(L + 1)]  # layer 0 is x_k
     y_soft = ys[-1] + (0.95 if narrow else 0.85)
@@ -1012,8 +1014,8 @@ def elmo_diagram(
         ax.text(0.1, y, label, fontsize=font, va="center")
     title = f"biLM: $L$ = {L} layers, {Hd} numbers per direction"
     mix_title = f"the mix for '{toks[focus]}' (dashed)"
-    if narrow:
-        ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.6, title, **_t(font))
+    if narrow:  # from the left edge: centred on the columns, it would run past the right one
+        ax.text(0.1, y_soft + 0.6, title, fontsize=font, va="center")
         _elmo_mix_narrow(ax, L, mix_title, font)
         return fig
     _elmo_mix_wide(ax, ys, L, y_soft, mix_title)
@@ -1021,10 +1023,9 @@ def elmo_diagram(
     return fig
 
 
-# narrow: the symbols with subscripts (x_{k-3}, s_0 h_{k,0}, ELMo_k) and the mix's title are drawn larger
-# than the phone's text, so that their subscripts (70% of the size) still read at ~8 CSS px on a phone
+# narrow: the symbols with subscripts (x_{k-3}, s_0 h_{k,0}, ELMo_k) are drawn larger than the
+# phone's text, so that their subscripts (70% of the size) still read at ~8 CSS px on a phone
 _ELMO_PHONE_MATH = 14.5
-_ELMO_PHONE_MIX_TITLE = 13.0
 # the forward LSTM's boxes sit this much above their layer's line and the backward ones as much below,
 # so that each direction's arrows to its neighbours pass over (forward) or under (backward) the other's box
 _ELMO_LANE = 0.16
@@ -1102,7 +1103,7 @@ def _elmo_mix_narrow(ax, L, mix_title, font):
     math_font = max(font, _ELMO_PHONE_MATH)
     width = min(1.5, (4.9 - 0.15 * L) / (L + 1))
     xm = [2.6 + (j - L / 2) * (width + 0.15) for j in range(L + 1)]
-    ax.text(2.6, 1.85, mix_title, **_t(max(font, _ELMO_PHONE_MIX_TITLE)))
+    ax.text(2.6, 1.85, mix_title, **_t(font))
     for j, x in enumerate(xm):
         label = f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$"
         _box(ax, x, y_row, label, "plain", width, 0.5, math_font)
