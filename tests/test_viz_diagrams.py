@@ -1324,7 +1324,6 @@ SMALLER_ON_A_PHONE = {
     "gpt_blocks_diagram",
     "gpt_classifier_diagram",
     "gqa_diagram",
-    "kv_cache_diagram",
     "llama_diagram",
     "minilm_diagram",
     "multi_head_diagram",

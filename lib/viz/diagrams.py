@@ -1322,12 +1322,13 @@ def kv_cache_diagram(tokens, *, narrow=True):
     one, as the chapter defines it): on top, without a cache, the step recomputes every key
     and value and the whole causal T x T score matrix; below, with the cache, the keys and values of
     positions 0 .. P-1 are read back, and only the new token's k, v and its one row of P + 1 scores
-    are computed. Drawn for a phone's column (``narrow=True``, the only layout). Returns the Figure."""
+    are computed. Drawn for a phone's column (``narrow=True``, the only layout: 5.2 inches, its text
+    at the phone's rule, 14 points). Returns the Figure."""
     words = _words(tokens, "tokens", 7)
     if not narrow:
         raise ValueError("narrow: kv_cache_diagram has only the narrow (phone) layout")
     T, P = len(words), len(words) - 1
-    font, cell = _NARROW_FONT, 0.42
+    font, cell = _phone_font(5.2), 0.39
     alt = (
         f"Two panels, one above the other, for the step that reads the token {words[-1]!r} at "
         f"index {P}, after {', '.join(words[:-1]) or 'nothing'}. Top, without a cache (P = 0): a "
@@ -1339,7 +1340,7 @@ def kv_cache_diagram(tokens, *, narrow=True):
         "the next step."
     )
     panel = 0.75 + T * cell + 0.3
-    height = 2 * panel + 0.75
+    height = 2 * panel + 1.15  # the legend's two lines at the bottom
     fig, ax = _canvas(5.2, height, alt)
     x0 = 5.2 - 1.45 - T * cell - 0.15  # the grid's left edge: the token labels on its left
     x_k, x_v = 5.2 - 1.05, 5.2 - 0.45
@@ -1350,7 +1351,7 @@ def kv_cache_diagram(tokens, *, narrow=True):
         ax.text(0.1, top - 0.15, f"{cache}: step {T}", fontsize=font, va="center", weight="bold")
         y_grid = top - 0.75  # top edge of the first row
         for j in range(T):  # key positions above the columns
-            ax.text(x0 + (j + 0.5) * cell, y_grid + 0.17, str(j), **_t(font * 0.85))
+            ax.text(x0 + (j + 0.5) * cell, y_grid + 0.17, str(j), **_t(font))
         ax.text(x_k + cell / 2, y_grid + 0.17, "K", **_t(font))
         ax.text(x_v + cell / 2, y_grid + 0.17, "V", **_t(font))
         for i, w in enumerate(words):
@@ -1368,14 +1369,14 @@ def kv_cache_diagram(tokens, *, narrow=True):
                 ax.add_patch(mpatches.Rectangle((x, y), cell, cell, fc=fc, ec="0.3"))
         if cached:
             y = y_grid - T * cell
-            ax.text(x0 + T * cell / 2, y - 0.18, "one query row: the new token", **_t(font * 0.85))
-    # the legend, at the bottom
+            ax.text(x0 + T * cell / 2, y - 0.18, "one query row: the new token", **_t(font))
+    # the legend, at the bottom, one line each: side by side they would not fit the width
     for k, (fc, label) in enumerate(
         ((_NEW, "computed at this step"), (_CACHED, "read from the cache"))
     ):
-        x = 0.15 + k * 2.6
-        ax.add_patch(mpatches.Rectangle((x, 0.15), 0.3, 0.3, fc=fc, ec="0.3"))
-        ax.text(x + 0.4, 0.3, label, fontsize=font * 0.85, va="center")
+        y = 0.7 - 0.4 * k
+        ax.add_patch(mpatches.Rectangle((0.15, y - 0.15), 0.3, 0.3, fc=fc, ec="0.3"))
+        ax.text(0.55, y, label, fontsize=font, va="center")
     return fig
 
 
