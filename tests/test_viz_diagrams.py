@@ -1314,7 +1314,6 @@ PHONE_COLUMN_PX, PHONE_TEXT_PX = 328, 12
 # the diagrams whose smallest text is still below it, as the chapters draw them (to be emptied)
 SMALLER_ON_A_PHONE = {
     "attention_layer_diagram",
-    "bahdanau_diagram",
     "bert_input_diagram",
     "bert_layer_diagram",
     "bert_pretraining_diagram",

@@ -89,8 +89,6 @@ _LUONG_NARROW_MATH_FONT = 15
 # (s_{t-1}, h_t, e_{t1}, alpha_{t1}...) at 15 points, their subscripts about 9 CSS px at 360 px
 # (at 11.5 and 13 points they read at 6 to 8 px, a reader's report on Figs. 4.1 and 4.3)
 _NARROW_MATH_FONT = 15
-# ... and bahdanau_diagram's word boxes, 0.64 inches wide, hold "rarely" at 12 points
-_BAHDANAU_NARROW_WORD_FONT = 12
 _CTX = "#cb181d"  # the lines that carry a context vector
 # additive_score_diagram's query: its line and its boxes' edge in chapter 3's orange (QUERY_COLOR,
 # the colour-blind-safe cycle's), the fill a pale orange, as the chapter's other figures draw queries
@@ -506,8 +504,8 @@ def bahdanau_diagram(source, *, narrow=False, hard=False):
     c_t = sum_j alpha_tj h_j (weights and annotations) and the previous word y_{t-1} update the
     state to s_t, which goes on to step t + 1, and the output layer predicts y_t from s_t,
     y_{t-1} and c_t. ``narrow``: drawn
-    for a phone's width (5.2 inches, 13-point text, the subscripted symbols 15), the decoder's
-    boxes above the weights instead of beside them. ``hard``: the hard-attention decoder of
+    for a phone's width (4.89 inches, 13-point text, 12 CSS px on a phone, the subscripted symbols
+    15), the decoder's boxes above the weights instead of beside them. ``hard``: the hard-attention decoder of
     lib.hard_attention (Xu et al. 2015), the same step except that the context is the annotation
     of one position z_t drawn from alpha_t, through which no gradient flows. Returns the Figure."""
     src = _words(source, "source", 6)
@@ -534,18 +532,19 @@ def bahdanau_diagram(source, *, narrow=False, hard=False):
         "the GRU that gives the new state s_t; s_t, y_{t-1} and c_t enter the output layer, a "
         "softmax that predicts y_t, and s_t goes on to step t+1, where it is the state that asks."
     )
-    font = _NARROW_FONT if narrow else _FONT
+    # narrow: laid out on 5.2 x 7.1 inches and drawn 4.89 wide, its text at the phone's rule there
+    scale = 0.94
+    font = _phone_font(5.2 * scale) if narrow else _FONT
     math = _NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols in the boxes
-    word_font = _BAHDANAU_NARROW_WORD_FONT if narrow else _FONT
     if narrow:  # the words' columns fill the width; the decoder's boxes sit above the weights
-        fig, ax = _canvas(5.2, 7.1, alt)
+        fig, ax = _canvas(5.2, 7.1, alt, scale=scale)
         xs = [0.45 + 0.7 * j for j in range(S)]
         w_word, w_box = 0.64, 0.56
     else:
         fig, ax = _canvas(9.4, 5.3, alt)
         xs = [0.75 + 0.95 * j for j in range(S)]
         w_word, w_box = 0.85, 0.6
-    _bahdanau_columns(ax, xs, src, w_word, w_box, (font, math, word_font))
+    _bahdanau_columns(ax, xs, src, w_word, w_box, (font, math))
     _encoder_links(ax, xs, _BAHDANAU_ROWS[1], w_box - 0.1)
     score = "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$,"
     on_red = " with $\\mathbf{s}_{t-1}$ on the red line"
@@ -580,11 +579,11 @@ def _encoder_links(ax, xs, y_h, w_h):
 def _bahdanau_columns(ax, xs, src, w_word, w_box, fonts):
     """bahdanau_diagram's columns, one per source word: word, annotation h_j, score e_tj, weight
     alpha_tj; the softmax across them; the weights' lines up to the context. ``fonts``: the
-    text's, the subscripted symbols' and the words' sizes."""
-    font, math, word_font = fonts
+    text's (the words' too) and the subscripted symbols' sizes."""
+    font, math = fonts
     y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = _BAHDANAU_ROWS
     for j, (x, word) in enumerate(zip(xs, src)):
-        _box(ax, x, y_word, word, "io", w=w_word, h=0.4, fontsize=word_font)
+        _box(ax, x, y_word, word, "io", w=w_word, h=0.4, fontsize=font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
         # narrower than the other boxes: room for the encoder's arrows between them
         _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=w_box - 0.1, h=0.5, fontsize=math)
