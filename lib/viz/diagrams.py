@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
+from matplotlib.textpath import TextPath
 
 from lib._validate import check_bool, check_int, check_type, is_number
 
@@ -67,15 +68,13 @@ _PHONE_FONT = 11.5  # points, on a canvas about 5 inches wide: ~9 CSS px when a 
 # at 11.5 it was 9.3, its glyphs 6-7 px high and the subscripts of h_S, s_t, W^Q, e_{w_i} about 6.5
 # (readers' reports on chapters 1, 4, 6, 7 and 8), as chapter 18's phone figures moved to 13 points
 _NARROW_FONT = 13
-# seq2seq_diagram's narrow layout is laid out on 5.6 inches and drawn 5.2 wide, its text not scaled
+# seq2seq_diagram's narrow layout is laid out on 5.65 inches and drawn 4.92 wide, its text not scaled
 # with it: at the notebooks' 110 dpi it is under the 600 px above which a phone scrolls a figure
-# sideways (book/_static/reader.js) instead of showing it whole at the column's 328 px
-_SEQ2SEQ_NARROW_SCALE = 5.2 / 5.6
+# sideways (book/_static/reader.js), and its words, at the phone's rule for 4.92 inches, 13 points
+_SEQ2SEQ_NARROW_SCALE = 4.92 / 5.65
 # ... and at 15 points, not 13, as chapter 4's narrow math (_NARROW_MATH_FONT): at 13 its labels and
 # the subscripts of alpha_tj, h_j read at about 8 and 6-7 CSS px (a reader's report on Figs. 1.3, 1.4)
 _SEQ2SEQ_NARROW_FONT = 15
-# ... but its word boxes, 0.76 inches wide, hold "toujours" at 12 points (about 9.7 CSS px) and not 13
-_SEQ2SEQ_NARROW_WORD_FONT = 12
 # ... and the labels of the two final states, the arrows over h with a subscript under them, larger,
 # as elmo_diagram's (_ELMO_PHONE_MATH): their subscripts S and 1 read at about 8 CSS px
 _SEQ2SEQ_NARROW_STATE_FONT = 16.5
@@ -157,8 +156,8 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
     its context: the plain decoder gets the same c at every step (the bottleneck); the attentive one
     a c_t of its own, computed from the previous state s_{t-1} and every h_j (eq. 6 of Bahdanau et
     al.). ``d_hidden``: the GRU's width in each direction. ``narrow``: drawn for a phone's column,
-    the decoder above the encoder on a canvas 5.2 inches wide, at 15 points, the words 12 (under
-    600 px at 110 dpi: a phone shows it whole, 313 to 328 px wide, its text 9.7 to 12.6 CSS px).
+    the decoder above the encoder on a canvas 4.92 inches wide, at 15 points, the words 13 (under
+    600 px at 110 dpi: a phone shows it whole at 328 px, its text 12 CSS px or more).
     The output layer, which also reads the context and the previous word, is not drawn. Returns
     the Figure."""
     src, tgt = _words(source, "source", 4), _words(target, "target", 4)
@@ -230,17 +229,21 @@ def _seq2seq_layout(narrow, n_src, T, alt):
     columns (xe), the summary c's and s_0's (x_c, x_s0), the decoder's steps (xd) and their context
     boxes (xc), ``pitch`` apart; narrow, the decoder's row above the encoder's."""
     font = _SEQ2SEQ_NARROW_FONT if narrow else _FONT
-    word_font = _SEQ2SEQ_NARROW_WORD_FONT if narrow else _FONT
-    g = SimpleNamespace(narrow=narrow, font=font, word_font=word_font, y_grey=None)
+    word_font = _phone_font(5.65 * _SEQ2SEQ_NARROW_SCALE) if narrow else _FONT
+    g = SimpleNamespace(narrow=narrow, font=font, word_font=word_font, y_grey=None, w_s0=0.56)
     if narrow:  # the decoder's row above the encoder's; c and s_0 at the left of the decoder's
-        fig, ax = _canvas(5.6, 6.5, alt, scale=_SEQ2SEQ_NARROW_SCALE)
-        g.y_loop, g.y_src, g.y_h, g.y_grey = 0.25, 0.7, 1.6, 2.25
-        g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus, g.y_title = 2.85, 3.75, 4.6, 5.4, 5.9, 6.25
+        fig, ax = _canvas(5.65, 7.95, alt, scale=_SEQ2SEQ_NARROW_SCALE)
+        # 1.45 inches under the encoder: its label and the red key inside the canvas
+        rows = (0.25, 0.7, 1.6, 2.25, 2.85, 3.75, 4.6, 5.4, 5.9, 6.25)
+        (g.y_loop, g.y_src, g.y_h, g.y_grey, g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus) = (
+            y + 1.45 for y in rows[:-1]
+        )
+        g.y_title = rows[-1] + 1.45
         g.xe = [1.4 + 0.88 * j for j in range(n_src)]
-        # c narrower and its grey bus (with attention) at the canvas's edge: the bus runs up left
-        # of c, clear of it, not along its edge, where it read as c feeding the contexts (a
-        # reader's report on Fig. 1.3)
-        g.x_c, g.w_c, g.x_bus, g.x_s0, g.pitch = 0.37, 0.44, 0.03, 0.96, 0.84
+        # c and s_0 narrower and its grey bus (with attention) at the canvas's edge: the bus runs
+        # up left of c, clear of it, not along its edge, where it read as c feeding the contexts
+        # (a reader's report on Fig. 1.3); the decoder's steps wide apart, for its words' boxes
+        g.x_c, g.w_c, g.x_bus, g.x_s0, g.w_s0, g.pitch = 0.27, 0.3, 0.03, 0.76, 0.46, 0.88
         g.w_word = 0.82
     else:
         fig, ax = _canvas(9.4, 4.9, alt)
@@ -281,7 +284,7 @@ def _draw_summary(ax, g):
         )
         _arrow(ax, g.x_c - 0.12, g.y_grey + 0.05, g.x_c - 0.12, g.bottom)
         ax.text(
-            g.xe[-1] + 0.62,
+            g.xe[-1] + 0.72,
             g.y_h + 0.3,
             "$\\overrightarrow{\\mathbf{h}}_S$",
             **_t(_SEQ2SEQ_NARROW_STATE_FONT),
@@ -309,8 +312,8 @@ def _draw_summary(ax, g):
             (g.xe[0] + g.xe[-1]) / 2, g.y_loop - 0.17, "$\\overleftarrow{\\mathbf{h}}_1$", **_t()
         )
     _box(ax, g.x_c, g.y_cell, "$\\mathbf{c}$", "ctx", w=g.w_c, h=g.h_cell, fontsize=g.font)
-    _arrow(ax, g.x_c + g.w_c / 2, g.y_cell, g.x_s0 - 0.28, g.y_cell)
-    _box(ax, g.x_s0, g.y_cell, "$\\mathbf{s}_0$", "rnn", w=0.56, h=g.h_cell, fontsize=g.font)
+    _arrow(ax, g.x_c + g.w_c / 2, g.y_cell, g.x_s0 - g.w_s0 / 2, g.y_cell)
+    _box(ax, g.x_s0, g.y_cell, "$\\mathbf{s}_0$", "rnn", w=g.w_s0, h=g.h_cell, fontsize=g.font)
     if g.narrow:
         ax.text(
             5.55, g.y_title, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", fontsize=g.font, ha="right"
@@ -322,10 +325,11 @@ def _draw_summary(ax, g):
 def _draw_decoder_step(ax, g, t, x, x_ctx, word_in, word_out, with_attention):
     """seq2seq_diagram's decoder step t: its input word, s_{t-1} -> s_t, its output word and its
     context box, which the previous state asks with attention."""
-    w_in = 0.72 if not g.narrow else 0.82
+    w_in = 0.72 if not g.narrow else _word_width(word_in, g.word_font)
     _box(ax, x, g.y_in, word_in, "io", w=w_in, h=0.4, fontsize=g.word_font)
     _arrow(ax, x, g.y_in + 0.2, x, g.bottom)
-    _arrow(ax, x - g.pitch + 0.28, g.y_cell, x - 0.28, g.y_cell)  # s_{t-1} -> s_t
+    left = x - g.pitch + (g.w_s0 / 2 if t == 0 else 0.28)  # s_{t-1}'s right edge
+    _arrow(ax, left, g.y_cell, x - 0.28, g.y_cell)  # s_{t-1} -> s_t
     _box(ax, x, g.y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.56, h=g.h_cell, fontsize=g.font)
     _arrow(ax, x, g.top, x, g.y_out - 0.2)
     _box(
@@ -334,7 +338,7 @@ def _draw_decoder_step(ax, g, t, x, x_ctx, word_in, word_out, with_attention):
         g.y_out,
         word_out,
         "plain",
-        w=0.66 if not g.narrow else 0.82,
+        w=0.66 if not g.narrow else _word_width(word_out, g.word_font),
         h=0.4,
         fontsize=g.word_font,
     )
@@ -348,6 +352,13 @@ def _draw_decoder_step(ax, g, t, x, x_ctx, word_in, word_out, with_attention):
     _arrow(
         ax, x_ctx, g.y_bus, x_ctx, g.y_ctx + g.h_ctx / 2, color="0.45" if with_attention else _CTX
     )
+
+
+def _word_width(word, font):
+    """seq2seq_diagram's narrow decoder: a box as wide as ``word`` at ``font`` points needs, in
+    the layout's inches (a pitch holds "toujours" beside "<eos>" only so), at least 0.5."""
+    width = TextPath((0, 0), word, size=font).get_extents().width / 72 / _SEQ2SEQ_NARROW_SCALE
+    return max(0.5, width + 0.05)
 
 
 def _draw_context_lines(ax, g, with_attention, d_hidden):
