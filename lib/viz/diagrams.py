@@ -20,6 +20,7 @@ from types import SimpleNamespace
 
 import matplotlib.patches as mpatches
 import matplotlib.pyplot as plt
+from matplotlib.textpath import TextPath
 
 from lib._validate import check_bool, check_int, check_type, is_number
 
@@ -67,15 +68,13 @@ _PHONE_FONT = 11.5  # points, on a canvas about 5 inches wide: ~9 CSS px when a 
 # at 11.5 it was 9.3, its glyphs 6-7 px high and the subscripts of h_S, s_t, W^Q, e_{w_i} about 6.5
 # (readers' reports on chapters 1, 4, 6, 7 and 8), as chapter 18's phone figures moved to 13 points
 _NARROW_FONT = 13
-# seq2seq_diagram's narrow layout is laid out on 5.6 inches and drawn 5.2 wide, its text not scaled
+# seq2seq_diagram's narrow layout is laid out on 5.65 inches and drawn 4.92 wide, its text not scaled
 # with it: at the notebooks' 110 dpi it is under the 600 px above which a phone scrolls a figure
-# sideways (book/_static/reader.js) instead of showing it whole at the column's 328 px
-_SEQ2SEQ_NARROW_SCALE = 5.2 / 5.6
+# sideways (book/_static/reader.js), and its words, at the phone's rule for 4.92 inches, 13 points
+_SEQ2SEQ_NARROW_SCALE = 4.92 / 5.65
 # ... and at 15 points, not 13, as chapter 4's narrow math (_NARROW_MATH_FONT): at 13 its labels and
 # the subscripts of alpha_tj, h_j read at about 8 and 6-7 CSS px (a reader's report on Figs. 1.3, 1.4)
 _SEQ2SEQ_NARROW_FONT = 15
-# ... but its word boxes, 0.76 inches wide, hold "toujours" at 12 points (about 9.7 CSS px) and not 13
-_SEQ2SEQ_NARROW_WORD_FONT = 12
 # ... and the labels of the two final states, the arrows over h with a subscript under them, larger,
 # as elmo_diagram's (_ELMO_PHONE_MATH): their subscripts S and 1 read at about 8 CSS px
 _SEQ2SEQ_NARROW_STATE_FONT = 16.5
@@ -89,8 +88,6 @@ _LUONG_NARROW_MATH_FONT = 15
 # (s_{t-1}, h_t, e_{t1}, alpha_{t1}...) at 15 points, their subscripts about 9 CSS px at 360 px
 # (at 11.5 and 13 points they read at 6 to 8 px, a reader's report on Figs. 4.1 and 4.3)
 _NARROW_MATH_FONT = 15
-# ... and bahdanau_diagram's word boxes, 0.64 inches wide, hold "rarely" at 12 points
-_BAHDANAU_NARROW_WORD_FONT = 12
 _CTX = "#cb181d"  # the lines that carry a context vector
 # additive_score_diagram's query: its line and its boxes' edge in chapter 3's orange (QUERY_COLOR,
 # the colour-blind-safe cycle's), the fill a pale orange, as the chapter's other figures draw queries
@@ -159,8 +156,8 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
     its context: the plain decoder gets the same c at every step (the bottleneck); the attentive one
     a c_t of its own, computed from the previous state s_{t-1} and every h_j (eq. 6 of Bahdanau et
     al.). ``d_hidden``: the GRU's width in each direction. ``narrow``: drawn for a phone's column,
-    the decoder above the encoder on a canvas 5.2 inches wide, at 15 points, the words 12 (under
-    600 px at 110 dpi: a phone shows it whole, 313 to 328 px wide, its text 9.7 to 12.6 CSS px).
+    the decoder above the encoder on a canvas 4.92 inches wide, at 15 points, the words 13 (under
+    600 px at 110 dpi: a phone shows it whole at 328 px, its text 12 CSS px or more).
     The output layer, which also reads the context and the previous word, is not drawn. Returns
     the Figure."""
     src, tgt = _words(source, "source", 4), _words(target, "target", 4)
@@ -232,17 +229,21 @@ def _seq2seq_layout(narrow, n_src, T, alt):
     columns (xe), the summary c's and s_0's (x_c, x_s0), the decoder's steps (xd) and their context
     boxes (xc), ``pitch`` apart; narrow, the decoder's row above the encoder's."""
     font = _SEQ2SEQ_NARROW_FONT if narrow else _FONT
-    word_font = _SEQ2SEQ_NARROW_WORD_FONT if narrow else _FONT
-    g = SimpleNamespace(narrow=narrow, font=font, word_font=word_font, y_grey=None)
+    word_font = _phone_font(5.65 * _SEQ2SEQ_NARROW_SCALE) if narrow else _FONT
+    g = SimpleNamespace(narrow=narrow, font=font, word_font=word_font, y_grey=None, w_s0=0.56)
     if narrow:  # the decoder's row above the encoder's; c and s_0 at the left of the decoder's
-        fig, ax = _canvas(5.6, 6.5, alt, scale=_SEQ2SEQ_NARROW_SCALE)
-        g.y_loop, g.y_src, g.y_h, g.y_grey = 0.25, 0.7, 1.6, 2.25
-        g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus, g.y_title = 2.85, 3.75, 4.6, 5.4, 5.9, 6.25
+        fig, ax = _canvas(5.65, 7.95, alt, scale=_SEQ2SEQ_NARROW_SCALE)
+        # 1.45 inches under the encoder: its label and the red key inside the canvas
+        rows = (0.25, 0.7, 1.6, 2.25, 2.85, 3.75, 4.6, 5.4, 5.9, 6.25)
+        (g.y_loop, g.y_src, g.y_h, g.y_grey, g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus) = (
+            y + 1.45 for y in rows[:-1]
+        )
+        g.y_title = rows[-1] + 1.45
         g.xe = [1.4 + 0.88 * j for j in range(n_src)]
-        # c narrower and its grey bus (with attention) at the canvas's edge: the bus runs up left
-        # of c, clear of it, not along its edge, where it read as c feeding the contexts (a
-        # reader's report on Fig. 1.3)
-        g.x_c, g.w_c, g.x_bus, g.x_s0, g.pitch = 0.37, 0.44, 0.03, 0.96, 0.84
+        # c and s_0 narrower and its grey bus (with attention) at the canvas's edge: the bus runs
+        # up left of c, clear of it, not along its edge, where it read as c feeding the contexts
+        # (a reader's report on Fig. 1.3); the decoder's steps wide apart, for its words' boxes
+        g.x_c, g.w_c, g.x_bus, g.x_s0, g.w_s0, g.pitch = 0.27, 0.3, 0.03, 0.76, 0.46, 0.88
         g.w_word = 0.82
     else:
         fig, ax = _canvas(9.4, 4.9, alt)
@@ -283,7 +284,7 @@ def _draw_summary(ax, g):
         )
         _arrow(ax, g.x_c - 0.12, g.y_grey + 0.05, g.x_c - 0.12, g.bottom)
         ax.text(
-            g.xe[-1] + 0.62,
+            g.xe[-1] + 0.72,
             g.y_h + 0.3,
             "$\\overrightarrow{\\mathbf{h}}_S$",
             **_t(_SEQ2SEQ_NARROW_STATE_FONT),
@@ -311,8 +312,8 @@ def _draw_summary(ax, g):
             (g.xe[0] + g.xe[-1]) / 2, g.y_loop - 0.17, "$\\overleftarrow{\\mathbf{h}}_1$", **_t()
         )
     _box(ax, g.x_c, g.y_cell, "$\\mathbf{c}$", "ctx", w=g.w_c, h=g.h_cell, fontsize=g.font)
-    _arrow(ax, g.x_c + g.w_c / 2, g.y_cell, g.x_s0 - 0.28, g.y_cell)
-    _box(ax, g.x_s0, g.y_cell, "$\\mathbf{s}_0$", "rnn", w=0.56, h=g.h_cell, fontsize=g.font)
+    _arrow(ax, g.x_c + g.w_c / 2, g.y_cell, g.x_s0 - g.w_s0 / 2, g.y_cell)
+    _box(ax, g.x_s0, g.y_cell, "$\\mathbf{s}_0$", "rnn", w=g.w_s0, h=g.h_cell, fontsize=g.font)
     if g.narrow:
         ax.text(
             5.55, g.y_title, "$\\mathbf{s}_0=\\tanh(W_s\\mathbf{c})$", fontsize=g.font, ha="right"
@@ -324,10 +325,11 @@ def _draw_summary(ax, g):
 def _draw_decoder_step(ax, g, t, x, x_ctx, word_in, word_out, with_attention):
     """seq2seq_diagram's decoder step t: its input word, s_{t-1} -> s_t, its output word and its
     context box, which the previous state asks with attention."""
-    w_in = 0.72 if not g.narrow else 0.82
+    w_in = 0.72 if not g.narrow else _word_width(word_in, g.word_font)
     _box(ax, x, g.y_in, word_in, "io", w=w_in, h=0.4, fontsize=g.word_font)
     _arrow(ax, x, g.y_in + 0.2, x, g.bottom)
-    _arrow(ax, x - g.pitch + 0.28, g.y_cell, x - 0.28, g.y_cell)  # s_{t-1} -> s_t
+    left = x - g.pitch + (g.w_s0 / 2 if t == 0 else 0.28)  # s_{t-1}'s right edge
+    _arrow(ax, left, g.y_cell, x - 0.28, g.y_cell)  # s_{t-1} -> s_t
     _box(ax, x, g.y_cell, f"$\\mathbf{{s}}_{t + 1}$", "rnn", w=0.56, h=g.h_cell, fontsize=g.font)
     _arrow(ax, x, g.top, x, g.y_out - 0.2)
     _box(
@@ -336,7 +338,7 @@ def _draw_decoder_step(ax, g, t, x, x_ctx, word_in, word_out, with_attention):
         g.y_out,
         word_out,
         "plain",
-        w=0.66 if not g.narrow else 0.82,
+        w=0.66 if not g.narrow else _word_width(word_out, g.word_font),
         h=0.4,
         fontsize=g.word_font,
     )
@@ -350,6 +352,13 @@ def _draw_decoder_step(ax, g, t, x, x_ctx, word_in, word_out, with_attention):
     _arrow(
         ax, x_ctx, g.y_bus, x_ctx, g.y_ctx + g.h_ctx / 2, color="0.45" if with_attention else _CTX
     )
+
+
+def _word_width(word, font):
+    """seq2seq_diagram's narrow decoder: a box as wide as ``word`` at ``font`` points needs, in
+    the layout's inches (a pitch holds "toujours" beside "<eos>" only so), at least 0.5."""
+    width = TextPath((0, 0), word, size=font).get_extents().width / 72 / _SEQ2SEQ_NARROW_SCALE
+    return max(0.5, width + 0.05)
 
 
 def _draw_context_lines(ax, g, with_attention, d_hidden):
@@ -386,8 +395,8 @@ def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
     per key (any of the six score functions fills it), a masked softmax over i, the weights alpha_i
     and the output sum_i alpha_i v_i. The other: what one score box holds for the additive score, q through
     W_q [d_hidden x d_query] and k_i through W_k [d_hidden x d_key], added, tanh (d_hidden units),
-    v_a^T: one number. ``narrow``: the network under the pipeline, for a phone's column (5.2 inches,
-    13-point text); else side by side. Returns the Figure."""
+    v_a^T: one number. ``narrow``: the network under the pipeline, for a phone's column (4.89 inches,
+    13-point text, 12 CSS px there); else side by side. Returns the Figure."""
     for value, name in ((d_query, "d_query"), (d_key, "d_key"), (d_hidden, "d_hidden")):
         check_int(value, name, 1)
     check_bool(narrow, "narrow")
@@ -405,10 +414,12 @@ def additive_score_diagram(d_query, d_key, d_hidden, *, narrow=False):
         f"({H} x {d_key}); the two results, {H} numbers each, are added, tanh is applied to each "
         f"of the {H} hidden units, and v_a^T (1 x {H}) turns them into the score s_i, one number."
     )
-    if narrow:  # the pipeline above the network, laid out on 5.2 x 8.2, drawn 8 inches tall
-        fig, ax = _canvas(5.2, 8.2, alt, scale=8 / 8.2)
-        _score_pipeline(ax, 0, 4.15, _NARROW_FONT, _NARROW_MATH_FONT)
-        _additive_network(ax, 0, 0, _NARROW_FONT, d_query, d_key, H)
+    if narrow:  # the pipeline above the network, laid out on 5.2 x 8.2, drawn 4.89 inches wide
+        scale = 0.94  # so that its text, at the phone's rule for that width, fits its boxes
+        font = _phone_font(5.2 * scale)
+        fig, ax = _canvas(5.2, 8.2, alt, scale=scale)
+        _score_pipeline(ax, 0, 4.15, font, _NARROW_MATH_FONT)
+        _additive_network(ax, 0, 0, font, d_query, d_key, H)
     else:  # side by side, laid out on 10.6 x 4.1, drawn 9.3 inches wide
         fig, ax = _canvas(10.6, 4.1, alt, scale=0.88)
         _score_pipeline(ax, 0, 0.05, _FONT)
@@ -504,8 +515,8 @@ def bahdanau_diagram(source, *, narrow=False, hard=False):
     c_t = sum_j alpha_tj h_j (weights and annotations) and the previous word y_{t-1} update the
     state to s_t, which goes on to step t + 1, and the output layer predicts y_t from s_t,
     y_{t-1} and c_t. ``narrow``: drawn
-    for a phone's width (5.2 inches, 13-point text, the subscripted symbols 15), the decoder's
-    boxes above the weights instead of beside them. ``hard``: the hard-attention decoder of
+    for a phone's width (4.89 inches, 13-point text, 12 CSS px on a phone, the subscripted symbols
+    15), the decoder's boxes above the weights instead of beside them. ``hard``: the hard-attention decoder of
     lib.hard_attention (Xu et al. 2015), the same step except that the context is the annotation
     of one position z_t drawn from alpha_t, through which no gradient flows. Returns the Figure."""
     src = _words(source, "source", 6)
@@ -532,18 +543,19 @@ def bahdanau_diagram(source, *, narrow=False, hard=False):
         "the GRU that gives the new state s_t; s_t, y_{t-1} and c_t enter the output layer, a "
         "softmax that predicts y_t, and s_t goes on to step t+1, where it is the state that asks."
     )
-    font = _NARROW_FONT if narrow else _FONT
+    # narrow: laid out on 5.2 x 7.1 inches and drawn 4.89 wide, its text at the phone's rule there
+    scale = 0.94
+    font = _phone_font(5.2 * scale) if narrow else _FONT
     math = _NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols in the boxes
-    word_font = _BAHDANAU_NARROW_WORD_FONT if narrow else _FONT
     if narrow:  # the words' columns fill the width; the decoder's boxes sit above the weights
-        fig, ax = _canvas(5.2, 7.1, alt)
+        fig, ax = _canvas(5.2, 7.1, alt, scale=scale)
         xs = [0.45 + 0.7 * j for j in range(S)]
         w_word, w_box = 0.64, 0.56
     else:
         fig, ax = _canvas(9.4, 5.3, alt)
         xs = [0.75 + 0.95 * j for j in range(S)]
         w_word, w_box = 0.85, 0.6
-    _bahdanau_columns(ax, xs, src, w_word, w_box, (font, math, word_font))
+    _bahdanau_columns(ax, xs, src, w_word, w_box, (font, math))
     _encoder_links(ax, xs, _BAHDANAU_ROWS[1], w_box - 0.1)
     score = "score: $e_{tj}=\\mathbf{v}_a^\\top\\tanh(W_a\\mathbf{s}_{t-1}+U_a\\mathbf{h}_j)$,"
     on_red = " with $\\mathbf{s}_{t-1}$ on the red line"
@@ -578,11 +590,11 @@ def _encoder_links(ax, xs, y_h, w_h):
 def _bahdanau_columns(ax, xs, src, w_word, w_box, fonts):
     """bahdanau_diagram's columns, one per source word: word, annotation h_j, score e_tj, weight
     alpha_tj; the softmax across them; the weights' lines up to the context. ``fonts``: the
-    text's, the subscripted symbols' and the words' sizes."""
-    font, math, word_font = fonts
+    text's (the words' too) and the subscripted symbols' sizes."""
+    font, math = fonts
     y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = _BAHDANAU_ROWS
     for j, (x, word) in enumerate(zip(xs, src)):
-        _box(ax, x, y_word, word, "io", w=w_word, h=0.4, fontsize=word_font)
+        _box(ax, x, y_word, word, "io", w=w_word, h=0.4, fontsize=font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
         # narrower than the other boxes: room for the encoder's arrows between them
         _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=w_box - 0.1, h=0.5, fontsize=math)
@@ -856,8 +868,8 @@ def luong_step_diagram(source, *, narrow=False):
     ``source`` words (e_t(s); arrows both ways between the h̄_s: the bidirectional GRU), a softmax over s gives a_t(s), the context c_t = sum_s a_t(s) h̄_s
     and h_t make the attentional state tilde h_t = tanh(W_c [c_t; h_t]), which predicts y_t and is
     fed to the next step (input feeding), as h_t is. Positions count from 0, as in the chapter's Luong
-    section. ``narrow``: text at the phone size (13 points, the subscripted symbols in the boxes
-    15; the canvas is 5.2 inches wide either way). Returns the Figure."""
+    section. ``narrow``: text at the phone size (13 points, 12 CSS px on a phone, the subscripted
+    symbols in the boxes 15; the canvas is 4.89 inches wide either way). Returns the Figure."""
     src = _words(source, "source", 6)
     check_bool(narrow, "narrow")
     S = len(src)
@@ -875,17 +887,19 @@ def luong_step_diagram(source, *, narrow=False):
         "feeding); h_t goes on to the next step too, as its h_{t-1}. The two arrows to the next step "
         "leave at the top right, labelled tilde h_t and h_t."
     )
-    font = _NARROW_FONT if narrow else _FONT
+    # laid out on 5.2 x 8.3 inches, drawn 4.89 wide: its text, at the phone's rule for that
+    # width, fits its boxes (and a figure of the book fits a page at 8 inches tall)
+    scale = 0.94
+    font = _phone_font(5.2 * scale) if narrow else _FONT
     math = _NARROW_MATH_FONT if narrow else _FONT  # the subscripted symbols in the boxes
     cell = math - 1 if narrow else _FONT  # e_t(s) and a_t(s), in boxes 0.6 inches wide
-    # laid out on 5.2 x 8.3 inches, drawn 8 inches tall (a figure of the book fits a page at 8)
-    fig, ax = _canvas(5.2, 8.3, alt, scale=8 / 8.3)
-    xs = [0.42 + 0.64 * s for s in range(S)]
+    fig, ax = _canvas(5.2, 8.3, alt, scale=scale)
+    xs = [0.42 + 0.645 * s for s in range(S)]
     y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = _BAHDANAU_ROWS
     w_box, w_h = 0.56, 0.44  # the encoder states' boxes narrower: the GRU's arrows between them
     _encoder_links(ax, xs, y_h, w_h)
     for s, (x, word) in enumerate(zip(xs, src)):
-        _box(ax, x, y_word, word, "io", w=0.6, h=0.4, fontsize=font)
+        _box(ax, x, y_word, word, "io", w=0.62, h=0.4, fontsize=font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
         _box(ax, x, y_h, f"$\\bar{{\\mathbf{{h}}}}_{s}$", "rnn", w=w_h, h=0.5, fontsize=math)
         _arrow(ax, x - 0.12, y_h + 0.25, x - 0.12, y_e - 0.2)
@@ -956,7 +970,7 @@ def elmo_diagram(
     a token representation x_k under L layers that each hold a forward and a backward LSTM, one
     softmax shared by both directions at the top; on the right, the mix of the L + 1 layers of the
     word ``words[focus]``, ELMo_k = gamma sum_j s_j h_kj. ``narrow``: drawn for a phone's width
-    (5.2 inches, 11.5-point text), the mix below the biLM. Returns the Figure."""
+    (4.89 inches, 13-point text, 12 CSS px on a phone), the mix below the biLM. Returns the Figure."""
     from lib.elmo import ELMoConfig
 
     check_type(config, "config", ELMoConfig)
@@ -978,13 +992,15 @@ def elmo_diagram(
         f"{'Below' if narrow else 'On the right'}, the {L + 1} layers h_k0 to h_k{L} of the word "
         f"{toks[focus]} are weighted by s_0 to s_{L}, summed and scaled by gamma into ELMo_k."
     )
-    font = _PHONE_FONT if narrow else _FONT
-    # narrow: the mix in a band of 1.9 inches under the biLM, the columns closer together
+    # narrow: laid out 5.2 inches wide and drawn 4.89 wide, its text at the phone's rule for that
+    # width; the mix in a band of 1.9 inches under the biLM, the columns closer together
+    scale = 0.94 if narrow else 1.0
+    font = _phone_font(5.2 * scale) if narrow else _FONT
     y0 = 1.9 if narrow else 0.0
     step = (4.75 - 1.2) / max(len(toks) - 1, 1) if narrow else 1.05
     half = min(0.36, (step - 0.18) / 2) if narrow else 0.4  # the width of one direction's box
     height = y0 + 1.9 + 0.8 * L + (1.2 if narrow else 0.9)
-    fig, ax = _canvas(5.2 if narrow else 9.0, height, alt)
+    fig, ax = _canvas(5.2 if narrow else 9.0, height, alt, scale=scale)
     xs = [(1.2 if narrow else 1.3) + step * k for k in range(len(toks))]
     ys = [y0 + 1.15 + 0.8 * j for j in range(L + 1)]  # layer 0 is x_k
     y_soft = ys[-1] + (0.95 if narrow else 0.85)
@@ -1008,8 +1024,8 @@ def elmo_diagram(
         ax.text(0.1, y, label, fontsize=font, va="center")
     title = f"biLM: $L$ = {L} layers, {Hd} numbers per direction"
     mix_title = f"the mix for '{toks[focus]}' (dashed)"
-    if narrow:
-        ax.text((xs[0] + xs[-1]) / 2, y_soft + 0.6, title, **_t(font))
+    if narrow:  # from the left edge: centred on the columns, it would run past the right one
+        ax.text(0.1, y_soft + 0.6, title, fontsize=font, va="center")
         _elmo_mix_narrow(ax, L, mix_title, font)
         return fig
     _elmo_mix_wide(ax, ys, L, y_soft, mix_title)
@@ -1017,10 +1033,9 @@ def elmo_diagram(
     return fig
 
 
-# narrow: the symbols with subscripts (x_{k-3}, s_0 h_{k,0}, ELMo_k) and the mix's title are drawn larger
-# than the phone's text, so that their subscripts (70% of the size) still read at ~8 CSS px on a phone
+# narrow: the symbols with subscripts (x_{k-3}, s_0 h_{k,0}, ELMo_k) are drawn larger than the
+# phone's text, so that their subscripts (70% of the size) still read at ~8 CSS px on a phone
 _ELMO_PHONE_MATH = 14.5
-_ELMO_PHONE_MIX_TITLE = 13.0
 # the forward LSTM's boxes sit this much above their layer's line and the backward ones as much below,
 # so that each direction's arrows to its neighbours pass over (forward) or under (backward) the other's box
 _ELMO_LANE = 0.16
@@ -1098,7 +1113,7 @@ def _elmo_mix_narrow(ax, L, mix_title, font):
     math_font = max(font, _ELMO_PHONE_MATH)
     width = min(1.5, (4.9 - 0.15 * L) / (L + 1))
     xm = [2.6 + (j - L / 2) * (width + 0.15) for j in range(L + 1)]
-    ax.text(2.6, 1.85, mix_title, **_t(max(font, _ELMO_PHONE_MIX_TITLE)))
+    ax.text(2.6, 1.85, mix_title, **_t(font))
     for j, x in enumerate(xm):
         label = f"$s_{j} \\cdot \\mathbf{{h}}_{{k,{j}}}$"
         _box(ax, x, y_row, label, "plain", width, 0.5, math_font)
@@ -1125,8 +1140,8 @@ def captioning_diagram(n_regions, d_feature):
     ``n_regions`` (a square number) region vectors a_i of width ``d_feature``; before word t the
     LSTM's previous state h_{t-1} scores every region (e_{t,i}), a softmax gives alpha_{t,i}, the
     context z_t = sum_i alpha_{t,i} a_i enters the LSTM with the previous word, and the deep output
-    layer predicts y_t from E y_{t-1}, h_t and z_t (eq. 7). Drawn for a phone's width (5.2 inches,
-    13-point text, as the narrow drawings), top to bottom. Returns the Figure."""
+    layer predicts y_t from E y_{t-1}, h_t and z_t (eq. 7). Drawn for a phone's width (4.89
+    inches, 13-point text, 12 CSS px on a phone), top to bottom. Returns the Figure."""
     check_int(n_regions, "n_regions", 1)
     check_int(d_feature, "d_feature", 1)
     side = math.isqrt(n_regions)
@@ -1142,8 +1157,9 @@ def captioning_diagram(n_regions, d_feature):
         "The new state h_t, the context z_t and E y_(t-1) together enter the deep output layer "
         "L_o at the bottom, which predicts the next word."
     )
-    font = _NARROW_FONT
-    fig, ax = _canvas(5.2, 6.6, alt)
+    scale = 0.94  # laid out on 5.2 x 6.6 inches, drawn 4.89 wide: its text fits at the phone's rule
+    font = _phone_font(5.2 * scale)
+    fig, ax = _canvas(5.2, 6.6, alt, scale=scale)
     cell = 1.8 / side
     x0, top = 0.25, 4.85  # the grid's left and top edges
     for r in range(side):
@@ -1239,32 +1255,32 @@ def han_diagram(sentences):
         "sentence attention with u_s reads every h_i and pools them into the document vector v, "
         "which a linear layer and a softmax classify into the label."
     )
-    # drawn for a phone's width: one block per sentence, stacked, the sentence level on the right
-    # laid out on 5.4 inches (room for the line on the right) and drawn 5.2 wide, text scaled
-    # alike: under the 600 px above which a phone scrolls a figure sideways
-    scale = 5.2 / 5.4
-    font, block = _NARROW_FONT * scale, _HAN_BLOCK + _HAN_GAP
+    # drawn for a phone's width: one block per sentence, stacked, the sentence level on the right;
+    # laid out on 5.4 inches (room for the line on the right) and drawn 4.92 wide, its text at
+    # the phone's rule for that width
+    scale = 4.92 / 5.4
+    font, block = _phone_font(5.4 * scale), _HAN_BLOCK + _HAN_GAP
     height = 1.25 + n * block
     fig, ax = _canvas(5.4, height, alt, scale=scale)
-    x_s, x_h, y_top = 4.15, 4.85, height - 0.6
+    x_s, x_h, y_top = 4.25, 4.88, height - 0.6
     x_lane = x_h + 0.4  # right of the h_i column: the line from h_2, h_3 up to sentence attention
     h_rows = []
     for i, words in enumerate(doc):
         y0 = height - 1.25 - (i + 1) * block + _HAN_GAP  # the block's bottom; sentence 1 on top
-        xs = [0.42 + 0.75 * t for t in range(len(words))]
+        xs = [0.45 + 0.77 * t for t in range(len(words))]
         for t, (xw, w) in enumerate(zip(xs, words)):
-            _box(ax, xw, y0 + 0.3, w, "io", 0.7, 0.4, font)
+            _box(ax, xw, y0 + 0.3, w, "io", 0.74, 0.4, font)
             _arrow(ax, xw, y0 + 0.5, xw, y0 + 0.72)
-            _box(ax, xw, y0 + 0.97, f"$\\mathbf{{h}}_{{{i + 1},{t + 1}}}$", "rnn", 0.56, 0.5, font)
+            _box(ax, xw, y0 + 0.97, f"$\\mathbf{{h}}_{{{i + 1},{t + 1}}}$", "rnn", 0.6, 0.5, font)
             _arrow(ax, xw, y0 + 1.22, (xs[0] + xs[-1]) / 2, y0 + 1.38)
         for a, b in zip(xs, xs[1:]):
-            _arrow(ax, a + 0.28, y0 + 1.07, b - 0.28, y0 + 1.07, mutation_scale=7)
-            _arrow(ax, b - 0.28, y0 + 0.87, a + 0.28, y0 + 0.87, mutation_scale=7)
+            _arrow(ax, a + 0.3, y0 + 1.07, b - 0.3, y0 + 1.07, mutation_scale=7)
+            _arrow(ax, b - 0.3, y0 + 0.87, a + 0.3, y0 + 0.87, mutation_scale=7)
         y_att, centre = y0 + 1.6, (xs[0] + xs[-1]) / 2
         width = max(xs[-1] - xs[0] + 0.3, 2.5)
         centre = max(centre, 0.1 + width / 2)
         _box(ax, centre, y_att, "word attention, $\\mathbf{u}_w$", "attn", width, 0.42, font)
-        _sentence_frame(ax, y0, max(centre + width / 2, xs[-1] + 0.35))  # 0.35: half a word box
+        _sentence_frame(ax, y0, max(centre + width / 2, xs[-1] + 0.37))  # 0.37: half a word box
         _arrow(ax, centre + width / 2, y_att, x_s - 0.25, y_att)
         _box(ax, x_s, y_att, f"$\\mathbf{{s}}_{{{i + 1}}}$", "ctx", 0.5, 0.45, font)
         _arrow(ax, x_s + 0.25, y_att, x_h - 0.25, y_att)
@@ -1282,16 +1298,16 @@ def han_diagram(sentences):
         _arrow(ax, x_lane, h_rows[-1], x_lane, y_top - 0.21)
     _box(
         ax,
-        3.8,
+        3.83,
         y_top,
         "sentence attention ($\\mathbf{u}_s$) $\\to \\mathbf{v}$",
         "attn",
-        3.0,
+        3.06,
         0.42,
         font,
     )
-    _arrow(ax, 2.3, y_top, 1.97, y_top)
-    _box(ax, 1.0, y_top, "linear + softmax\n$\\to$ label", "io", 1.94, 0.62, font)
+    _arrow(ax, 2.3, y_top, 2.09, y_top)
+    _box(ax, 1.07, y_top, "linear + softmax\n$\\to$ label", "io", 2.04, 0.62, font)
     return fig
 
 
@@ -1316,12 +1332,13 @@ def kv_cache_diagram(tokens, *, narrow=True):
     one, as the chapter defines it): on top, without a cache, the step recomputes every key
     and value and the whole causal T x T score matrix; below, with the cache, the keys and values of
     positions 0 .. P-1 are read back, and only the new token's k, v and its one row of P + 1 scores
-    are computed. Drawn for a phone's column (``narrow=True``, the only layout). Returns the Figure."""
+    are computed. Drawn for a phone's column (``narrow=True``, the only layout: 5.2 inches, its text
+    at the phone's rule, 14 points). Returns the Figure."""
     words = _words(tokens, "tokens", 7)
     if not narrow:
         raise ValueError("narrow: kv_cache_diagram has only the narrow (phone) layout")
     T, P = len(words), len(words) - 1
-    font, cell = _NARROW_FONT, 0.42
+    font, cell = _phone_font(5.2), 0.39
     alt = (
         f"Two panels, one above the other, for the step that reads the token {words[-1]!r} at "
         f"index {P}, after {', '.join(words[:-1]) or 'nothing'}. Top, without a cache (P = 0): a "
@@ -1333,7 +1350,7 @@ def kv_cache_diagram(tokens, *, narrow=True):
         "the next step."
     )
     panel = 0.75 + T * cell + 0.3
-    height = 2 * panel + 0.75
+    height = 2 * panel + 1.15  # the legend's two lines at the bottom
     fig, ax = _canvas(5.2, height, alt)
     x0 = 5.2 - 1.45 - T * cell - 0.15  # the grid's left edge: the token labels on its left
     x_k, x_v = 5.2 - 1.05, 5.2 - 0.45
@@ -1344,7 +1361,7 @@ def kv_cache_diagram(tokens, *, narrow=True):
         ax.text(0.1, top - 0.15, f"{cache}: step {T}", fontsize=font, va="center", weight="bold")
         y_grid = top - 0.75  # top edge of the first row
         for j in range(T):  # key positions above the columns
-            ax.text(x0 + (j + 0.5) * cell, y_grid + 0.17, str(j), **_t(font * 0.85))
+            ax.text(x0 + (j + 0.5) * cell, y_grid + 0.17, str(j), **_t(font))
         ax.text(x_k + cell / 2, y_grid + 0.17, "K", **_t(font))
         ax.text(x_v + cell / 2, y_grid + 0.17, "V", **_t(font))
         for i, w in enumerate(words):
@@ -1362,14 +1379,14 @@ def kv_cache_diagram(tokens, *, narrow=True):
                 ax.add_patch(mpatches.Rectangle((x, y), cell, cell, fc=fc, ec="0.3"))
         if cached:
             y = y_grid - T * cell
-            ax.text(x0 + T * cell / 2, y - 0.18, "one query row: the new token", **_t(font * 0.85))
-    # the legend, at the bottom
+            ax.text(x0 + T * cell / 2, y - 0.18, "one query row: the new token", **_t(font))
+    # the legend, at the bottom, one line each: side by side they would not fit the width
     for k, (fc, label) in enumerate(
         ((_NEW, "computed at this step"), (_CACHED, "read from the cache"))
     ):
-        x = 0.15 + k * 2.6
-        ax.add_patch(mpatches.Rectangle((x, 0.15), 0.3, 0.3, fc=fc, ec="0.3"))
-        ax.text(x + 0.4, 0.3, label, fontsize=font * 0.85, va="center")
+        y = 0.7 - 0.4 * k
+        ax.add_patch(mpatches.Rectangle((0.15, y - 0.15), 0.3, 0.3, fc=fc, ec="0.3"))
+        ax.text(0.55, y, label, fontsize=font, va="center")
     return fig
 
 
@@ -1395,8 +1412,8 @@ def beam_search_diagram(*, narrow=False):
     a model's output): each box is a partial translation's new word and its total log-probability;
     at each step the best extensions are kept (blue), as many as the beam has places left, the
     others dropped (white, dashed), and one that ends with <eos> is set aside as finished (green),
-    which leaves one place at the next step. ``narrow``: drawn for a phone's width (5.2 inches,
-    13-point text). Returns the Figure."""
+    which leaves one place at the next step. ``narrow``: drawn for a phone's width (4.89 inches,
+    13-point text, 12 CSS px on a phone). Returns the Figure."""
     check_bool(narrow, "narrow")
     alt = (
         "A beam search with a beam of k = 2, drawn as a tree from <bos> at the top, three steps "
@@ -1407,9 +1424,10 @@ def beam_search_diagram(*, narrow=False):
         "aside; un chat dort (-2.1) is dropped. At step 4 the beam has one place left, for the "
         "best extension of le chat dort; the most probable finished translation wins."
     )
-    font = _NARROW_FONT if narrow else _FONT
     width, height = (5.2, 6.6) if narrow else (8.0, 5.4)
-    fig, ax = _canvas(width, height, alt)
+    scale = 0.94 if narrow else 1.0  # drawn 4.89 inches wide: its text fits at the phone's rule
+    font = _phone_font(width * scale) if narrow else _FONT
+    fig, ax = _canvas(width, height, alt, scale=scale)
     sx = 1.0 if narrow else 8.0 / 5.2 * 0.9  # the wide drawing spreads the columns
     x0 = 0.0 if narrow else 0.3
     xs = [x0 + sx * x for x in (1.65, 2.95, 4.25)]
@@ -1562,7 +1580,9 @@ def gru_cell_diagram():
 # too long for a phone's column goes on to a second line (ten pieces with their ids take two); the
 # steps' text at 12. At 11 points on one line the pieces read at 9.6 CSS px on a 360 px phone
 # (review ch10_s22)
-_PIPE_FONT, _PIPE_STEP_FONT = 13, 13
+# tokenizer_pipeline_diagram's canvas, inches wide, and its text at the phone's rule for it (13)
+_PIPE_WIDTH = 4.9
+_PIPE_FONT = _phone_font(_PIPE_WIDTH)
 _PIPE_CHAR = 0.6 * _PIPE_FONT / 72
 _PIPE_LINE = 0.5  # from one line of boxes to the next, inches (a box is 0.4 high)
 
@@ -1599,15 +1619,15 @@ def tokenizer_pipeline_diagram(text, normalized, words, pieces, ids, decoded):
     each step made of it (the chapter computes them with the library; nothing is computed here):
     ``text`` -> normalise -> ``normalized`` -> pre-tokenise -> ``words`` -> the model (WordPiece's
     longest match; BPE would apply its merges) -> ``pieces`` -> the vocabulary -> ``ids``, each in
-    its piece's column; and back, decode -> ``decoded``. Drawn for a phone's column (5.2 inches): a
-    row of words, or of pieces over their ids, too long for one line takes two of about equal length.
+    its piece's column; and back, decode -> ``decoded``. Drawn for a phone's column (4.9 inches,
+    13-point text, 12 CSS px on a phone): a row of words, or of pieces over their ids, too long for one line takes two of about equal length.
     Returns the Figure."""
     for name, value in (("text", text), ("normalized", normalized), ("decoded", decoded)):
         check_type(value, name, str)
     words, pieces = _words(words, "words", 12), _words(pieces, "pieces", 12)
     if isinstance(ids, str) or not isinstance(ids, Sequence) or len(ids) != len(pieces):
         raise ValueError(f"ids: expected one id per piece ({len(pieces)}), got {ids!r}")
-    width, x0 = 5.2, 0.1
+    width, x0 = _PIPE_WIDTH, 0.1
     strings = [f"{i}" for i in ids]
     columns = [max(len(p), len(s)) * _PIPE_CHAR + 0.06 for p, s in zip(pieces, strings)]
     word_widths = [len(w) * _PIPE_CHAR + 0.06 for w in words]
@@ -1653,7 +1673,5 @@ def tokenizer_pipeline_diagram(text, normalized, words, pieces, ids, decoded):
         top = ys[k] - 0.2 - (lines[k] - 1) * _PIPE_LINE
         bottom = ys[k + 1] + 0.2
         _arrow(ax, 0.3, top, 0.3, bottom)
-        ax.text(
-            0.45, (top + bottom) / 2, step, fontsize=_PIPE_STEP_FONT, va="center", style="italic"
-        )
+        ax.text(0.45, (top + bottom) / 2, step, fontsize=_PIPE_FONT, va="center", style="italic")
     return fig
