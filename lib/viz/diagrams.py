@@ -62,12 +62,6 @@ def _phone_font(width):
 
 
 _FONT = 9.5  # points: the smallest text of the new diagrams
-_PHONE_FONT = 11.5  # points, on a canvas about 5 inches wide: ~9 CSS px when a phone shows it
-# The ``narrow=True`` drawings (a phone's column, about 5.2 inches wide): at 13 points their text is
-# about 10.5 CSS px (em) in the 313 to 328 px a 360 px phone gives a figure, a subscript about 7.4;
-# at 11.5 it was 9.3, its glyphs 6-7 px high and the subscripts of h_S, s_t, W^Q, e_{w_i} about 6.5
-# (readers' reports on chapters 1, 4, 6, 7 and 8), as chapter 18's phone figures moved to 13 points
-_NARROW_FONT = 13
 # seq2seq_diagram's narrow layout is laid out on 5.65 inches and drawn 4.92 wide, its text not scaled
 # with it: at the notebooks' 110 dpi it is under the 600 px above which a phone scrolls a figure
 # sideways (book/_static/reader.js), and its words, at the phone's rule for 4.92 inches, 13 points
@@ -1511,7 +1505,7 @@ def gru_cell_diagram():
         "h_(t-1), reading n_t, z_t and h_(t-1), whose line runs down the right edge; it gives the "
         "new state h_t, at the bottom."
     )
-    # larger than _NARROW_FONT: shown 313 px wide on a 360 px phone, the subscripts (r_t, h_{t-1})
+    # larger than _phone_font(5.2): shown 313 px wide on a 360 px phone, the subscripts (r_t, h_{t-1})
     # were a few pixels high at 13 points (review ch01_s30 pt 7); every label still fits its box
     font = 16
     fig, ax = _canvas(5.2, 5.3, alt)

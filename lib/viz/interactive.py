@@ -50,7 +50,7 @@ PHONE_RC = {
 }
 
 
-# causal_mask_explorer's text: 13 points, as the narrow diagrams' (lib.viz.diagrams._NARROW_FONT)
+# causal_mask_explorer's text: 13 points
 _CAUSAL_RC = {key: 13 for key in PHONE_RC}
 
 

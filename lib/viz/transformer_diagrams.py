@@ -16,7 +16,6 @@ from lib._validate import check_bool, check_int, check_type, is_int, is_number
 from lib.viz.diagrams import (
     _DIAGRAM_COLORS,
     _FONT,
-    _NARROW_FONT,
     _arrow,
     _box,
     _canvas,
