@@ -147,6 +147,21 @@ def test_check_interpolation_names_log2_undone_by_exp_and_accepts_base_2_through
     )
 
 
+def _prob_swapped(train, test, lam):
+    """A reader's answer with BigramLM.prob's arguments swapped, prob(v, w) = P(v | w), because the
+    formula reads P(w | v) with v first (student review s31, 3)."""
+    bigram = BigramLM(train)
+    counts = Counter(w for s in train for w in s.split() + [EOS])
+    total = sum(counts.values())
+    log_p, m = 0.0, 0
+    for s in test:
+        words = ["<s>"] + s.split() + [EOS]
+        for v, w in zip(words, words[1:]):
+            log_p += math.log(lam * bigram.prob(v, w) + (1 - lam) * counts[w] / total)
+            m += 1
+    return math.exp(-log_p / m)
+
+
 INTERPOLATION_WRONG = [
     *[
         (
@@ -174,6 +189,12 @@ INTERPOLATION_WRONG = [
         "smoothed bigram, an unusual k",
         lambda tr, te, lam: ch11.interpolated_perplexity_reference(tr, te, lam, k=0.037),
         "your bigram estimate is smoothed",
+    ),
+    (
+        "prob's arguments swapped, written out",
+        _prob_swapped,
+        "on the case '300 story sentences and 40 new ones, lam = 0.95', your perplexity is 1529, "
+        "expected 7.707: you swapped the arguments of prob",
     ),
     (
         "10% off",

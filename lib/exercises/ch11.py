@@ -38,6 +38,7 @@ def interpolated_perplexity_reference(
     lam: float,
     *,
     swap: bool = False,
+    swap_args: bool = False,
     unigram_from: str = "train",
     eos_in_u: bool = True,
     bos_in_u: bool = False,
@@ -59,7 +60,7 @@ def interpolated_perplexity_reference(
     P(w | v) = lam BigramLM(train).prob(w, v) + (1 - lam) U(w) and U the frequencies of the words of
     ``train`` and of </s> (one per sentence); inf if some token gets probability 0.
 
-    The keywords give the usual mistakes: the weights swapped, U counted on the test sentences, without
+    The keywords give the usual mistakes: the weights swapped, prob's arguments swapped (P(v | w)), U counted on the test sentences, without
     </s> or with <s>, U uniform (over the bigram model's vocabulary, or over the words counted), an add-k
     bigram, M without the </s>, the mean of the sentences' perplexities, or ln of the perplexity (the
     cross-entropy), U divided by the number of words alone, log10 or log2 undone by exp, the mean of the
@@ -85,7 +86,8 @@ def interpolated_perplexity_reference(
         tokens = ([BOS] if predict_first else []) + s.split() + ([EOS] if predict_eos else [])
         logp, m = 0.0, 0
         for v, w in zip(tokens, tokens[1:]):
-            p = lam * bigram.prob(w, v) + (1 - lam) * unigram(w)
+            p_bigram = bigram.prob(v, w) if swap_args else bigram.prob(w, v)
+            p = lam * p_bigram + (1 - lam) * unigram(w)
             if p <= 0.0:
                 return math.inf
             logp += math.log10(p) if log10 else math.log2(p) if log2 else math.log(p)
@@ -151,6 +153,10 @@ _MISTAKES: list[tuple[dict, str]] = [
     (
         dict(swap=True),
         "you swapped the weights: lam multiplies the bigram estimate and 1 - lam the unigram frequency, so that lam = 1 is the bigram model and lam = 0 the unigram model.",
+    ),
+    (
+        dict(swap_args=True),
+        "you swapped the arguments of prob: BigramLM.prob(word, prev) takes the predicted word first, as P(w | v) writes it, so prob(v, w) is P(v | w), the previous word given the next one.",
     ),
     (
         dict(eos_in_u=False),
