@@ -7,7 +7,7 @@
   language model predicts for the verb of "the keys that the man found ___ old .", and whether it
   predicts the same for "the key that the men found ___ old .".
 
-Exercise 3 (where word vectors help) has no checker: its accuracies are averages over a few noisy draws
+Exercise 3 (do word vectors help here?) has no checker: its accuracies are averages over a few noisy draws
 and its answer is an explanation, compared with the model answer; the chapter's solution computes its numbers.
 """
 
