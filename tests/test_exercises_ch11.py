@@ -147,6 +147,21 @@ def test_check_interpolation_names_log2_undone_by_exp_and_accepts_base_2_through
     )
 
 
+def _prob_swapped(train, test, lam):
+    """A reader's answer with BigramLM.prob's arguments swapped, prob(v, w) = P(v | w), because the
+    formula reads P(w | v) with v first (student review s31, 3)."""
+    bigram = BigramLM(train)
+    counts = Counter(w for s in train for w in s.split() + [EOS])
+    total = sum(counts.values())
+    log_p, m = 0.0, 0
+    for s in test:
+        words = ["<s>"] + s.split() + [EOS]
+        for v, w in zip(words, words[1:]):
+            log_p += math.log(lam * bigram.prob(v, w) + (1 - lam) * counts[w] / total)
+            m += 1
+    return math.exp(-log_p / m)
+
+
 INTERPOLATION_WRONG = [
     *[
         (
@@ -174,6 +189,12 @@ INTERPOLATION_WRONG = [
         "smoothed bigram, an unusual k",
         lambda tr, te, lam: ch11.interpolated_perplexity_reference(tr, te, lam, k=0.037),
         "your bigram estimate is smoothed",
+    ),
+    (
+        "prob's arguments swapped, written out",
+        _prob_swapped,
+        "on the case '300 story sentences and 40 new ones, lam = 0.95', your perplexity is 1529, "
+        "expected 7.707: you swapped the arguments of prob",
     ),
     (
         "10% off",
@@ -248,63 +269,6 @@ def test_check_interpolation_names_end_of_sentence_left_out_altogether():
 # --- exercise 2: the backward model on agreement ---------------------------------------------------------
 
 
-def test_check_backward_agreement_accepts_right_predictions_in_several_spellings():
-    assert ch11.check_backward_agreement(0.42, True)
-    assert ch11.check_backward_agreement(torch.tensor(0.4229), True)
-    assert ch11.check_backward_agreement(0.43, torch.tensor(True))
-    assert ch11.check_backward_agreement(None, None).status == "not attempted"
-    half = ch11.check_backward_agreement(None, True)
-    assert half.status == "not attempted" and "plural_share" in half.message
-    assert "same_for_singular" in ch11.check_backward_agreement(0.42, None).message
-
-
-def test_the_unwritten_predictions_are_not_attempted():
-    exercise, _ = _solution("check_backward_agreement")
-    namespace = {}
-    exec(exercise["answer"].source, namespace)
-    assert (
-        ch11.check_backward_agreement(
-            namespace["plural_share"], namespace["same_for_singular"]
-        ).status
-        == "not attempted"
-    )
-
-
-BACKWARD_WRONG = [
-    ((0.95, None), "is what the forward model does"),
-    ((0.7, None), "matches none of the usual mistakes"),
-    ((0.0084, None), "reversed before the backward model"),
-    ((0.2993, None), "looks like P(are) + P(were) alone"),
-    ((0.5446, None), "the logits at the verb's own position"),
-    ((0.1028, None), "without its <eos>"),
-    ((0.5, None), "a round guess"),
-    ((0.2235, None), "the share of are alone"),
-    ((0.5771, None), "the share of is and was"),
-    ((0.12, None), "Pass your model too"),
-    ((0.42, "yes"), "same_for_singular should be True or False"),
-    ((None, False), "Same input, same output"),
-    ((0.95, False), "is what the forward model does"),  # the first wrong half is reported
-    ((42, None), "as a fraction between 0 and 1"),
-    ((-0.2, None), "between 0 and 1"),
-    (("half", None), "plural_share should be a number"),
-    ((0.42, "maybe"), "same_for_singular should be True or False"),
-]
-
-
-@pytest.mark.parametrize("args, message", BACKWARD_WRONG, ids=[m[:30] for _, m in BACKWARD_WRONG])
-def test_check_backward_agreement_rejects(args, message):
-    with pytest.raises(ExerciseFailed, match=re.escape(message)):
-        ch11.check_backward_agreement(*args)
-
-
-def test_a_right_share_from_another_machine_passes_and_quotes_the_readers_number():
-    # seed 2 of the chapter's training gives 0.405; a reviewer's CPU, seed 0, 0.419
-    for share in (0.405, 0.4188):
-        verdict = ch11.check_backward_agreement(share, True)
-        assert verdict.passed and f"your plural share is {share:.3f}" in verdict.message
-    assert f"{ch11.PLURAL_SHARE:.2f}" not in ch11.check_backward_agreement(0.4188, True).message
-
-
 @pytest.fixture(scope="module")
 def backward_model():
     """The chapter's backward model, trained as the chapter trains it (about 10 s on one CPU thread)."""
@@ -330,6 +294,81 @@ def backward_model():
     return model
 
 
+RIGHT = "the reader's model's own share"  # in BACKWARD_WRONG, replaced by it
+
+
+def _args(args, backward_model):
+    share = ch11._model_shares(backward_model)[1]["right"]
+    return tuple(share if a is RIGHT else a for a in args) + (backward_model,)
+
+
+def test_check_backward_agreement_accepts_right_values_in_several_spellings(backward_model):
+    share = ch11._model_shares(backward_model)[1]["right"]
+    assert ch11.check_backward_agreement(share, True, backward_model).passed
+    assert ch11.check_backward_agreement(torch.tensor(share), True, backward_model).passed
+    assert ch11.check_backward_agreement(share, torch.tensor(True), backward_model).passed
+    assert ch11.check_backward_agreement(None, None).status == "not attempted"
+    assert ch11.check_backward_agreement(None, None, backward_model).status == "not attempted"
+    half = ch11.check_backward_agreement(None, True, backward_model)
+    assert half.status == "not attempted" and "plural_share" in half.message
+    assert "same_for_singular" in ch11.check_backward_agreement(share, None, backward_model).message
+
+
+def test_the_messages_ask_for_the_computed_values_not_for_predictions(backward_model):
+    """Student review s31, 4: the exercise asks for three computed values, plural_share,
+    same_for_singular and backward (the prediction is written in a comment, not graded)."""
+    share = ch11._model_shares(backward_model)[1]["right"]
+    empty = ch11.check_backward_agreement(None, None).message
+    messages = [
+        empty,
+        ch11.check_backward_agreement(None, True, backward_model).message,
+        ch11.check_backward_agreement(share, None, backward_model).message,
+        ch11.check_backward_agreement(share, True, backward_model).message,
+    ]
+    assert not [m for m in messages if "predict" in m.lower()]
+    assert all(name in empty for name in ("plural_share", "same_for_singular", "backward"))
+    assert "plural_share and same_for_singular are right" in messages[-1]
+
+
+@pytest.mark.parametrize("args", [(0.42, True), (0.42, True, None), (None, True), (0.42, None)])
+def test_without_the_model_the_values_are_not_accepted(args):
+    # the share comes out of training: only the reader's own model tells a right one
+    with pytest.raises(ExerciseFailed, match=r"backward is None: .*models\['backward'\]"):
+        ch11.check_backward_agreement(*args)
+
+
+def test_the_answer_cell_as_given_is_not_attempted():
+    exercise, _ = _solution("check_backward_agreement")
+    namespace = {}
+    exec(exercise["answer"].source, namespace)
+    assert (
+        ch11.check_backward_agreement(
+            namespace["plural_share"], namespace["same_for_singular"], namespace["backward"]
+        ).status
+        == "not attempted"
+    )
+
+
+BACKWARD_WRONG = [
+    ((0.95, None), "is what the forward model does"),
+    ((0.7, None), "matches none of the usual mistakes"),
+    ((0.5, None), "a round guess"),
+    ((RIGHT, "yes"), "same_for_singular should be True or False"),
+    ((None, False), "Same input, same output"),
+    ((0.95, False), "is what the forward model does"),  # the first wrong half is reported
+    ((42, None), "as a fraction between 0 and 1"),
+    ((-0.2, None), "between 0 and 1"),
+    (("half", None), "plural_share should be a number"),
+    ((RIGHT, "maybe"), "same_for_singular should be True or False"),
+]
+
+
+@pytest.mark.parametrize("args, message", BACKWARD_WRONG, ids=[m[:30] for _, m in BACKWARD_WRONG])
+def test_check_backward_agreement_rejects(args, message, backward_model):
+    with pytest.raises(ExerciseFailed, match=re.escape(message)):
+        ch11.check_backward_agreement(*_args(args, backward_model))
+
+
 def test_with_the_readers_model_the_share_is_its_own_and_every_mistake_is_named(backward_model):
     probs, shares = ch11._model_shares(backward_model)
     verdict = ch11.check_backward_agreement(shares["right"], True, backward_model)
@@ -337,8 +376,9 @@ def test_with_the_readers_model_the_share_is_its_own_and_every_mistake_is_named(
     assert f"are {probs['are']:.3f}" in verdict.message
     assert f"plural share {shares['right']:.3f}" in verdict.message
     assert ch11.check_backward_agreement(round(shares["right"], 2), True, backward_model).passed
-    # the chapter's value, exactly, for a model trained as the chapter trains it here
-    assert abs(shares["right"] - ch11.PLURAL_SHARE) < ch11.SHARE_TOLERANCE
+    # the chapter's value, for a model trained as the chapter trains it here (retrained with seeds 0,
+    # 1 and 2 it gives 0.423, 0.422 and 0.405; a reviewer's CPU, seed 0: 0.419)
+    assert abs(shares["right"] - ch11.PLURAL_SHARE) < 0.03
     named = {
         "unnormalised": "P(are) + P(were) alone",
         "are alone": "the share of are alone",
@@ -377,13 +417,13 @@ def test_an_untrained_backward_model_is_refused():
             ch11.check_backward_agreement(share, True, untrained)
 
 
-def test_the_tolerance_is_the_documented_one():
-    share, tol = ch11.PLURAL_SHARE, ch11.SHARE_TOLERANCE
-    assert ch11.check_backward_agreement(share + tol - 0.001, True)
+def test_the_tolerance_is_the_documented_one(backward_model):
+    share, tol = ch11._model_shares(backward_model)[1]["right"], ch11.MODEL_TOLERANCE
+    assert ch11.check_backward_agreement(share + tol - 0.001, True, backward_model)
     with pytest.raises(ExerciseFailed):
-        ch11.check_backward_agreement(share + tol + 0.001, True)
+        ch11.check_backward_agreement(share + tol + 0.001, True, backward_model)
     probs = ch11.BACKWARD_VERB_PROBS
-    assert abs((probs["are"] + probs["were"]) / sum(probs.values()) - share) < 0.002
+    assert abs((probs["are"] + probs["were"]) / sum(probs.values()) - ch11.PLURAL_SHARE) < 0.002
 
 
 # --- a reader's mistakes never crash a checker ---------------------------------------------------------------
@@ -396,26 +436,28 @@ def test_check_interpolation_reports_any_wrong_type_instead_of_crashing(answer):
     assert failure.value.message and "Traceback" not in failure.value.message
 
 
-def test_the_checkers_leave_the_global_random_state_alone():
+def test_the_checkers_leave_the_global_random_state_alone(backward_model):
+    share = ch11._model_shares(backward_model)[1]["right"]
     torch.manual_seed(123)
     expected = torch.rand(3)
     torch.manual_seed(123)
     assert ch11.check_interpolation(ch11.interpolated_perplexity_reference).passed
-    assert ch11.check_backward_agreement(0.42, True).passed
+    assert ch11.check_backward_agreement(share, True, backward_model).passed
     assert torch.equal(torch.rand(3), expected)
 
 
 @pytest.mark.parametrize("share", [0.95, 0.1, 0.7])
-def test_a_wrong_prediction_is_not_told_the_measured_value(share):
-    # a prediction checker that prints the measurement turns the exercise into a lookup
+def test_a_wrong_share_is_not_told_the_measured_value(share, backward_model):
+    # a checker that prints the measurement turns the exercise into a lookup
+    probs, shares = ch11._model_shares(backward_model)
     with pytest.raises(ExerciseFailed) as failure:
-        ch11.check_backward_agreement(share, True)
+        ch11.check_backward_agreement(share, True, backward_model)
     message = failure.value.message
-    assert f"{ch11.PLURAL_SHARE:.2f}" not in message
-    assert all(f"{p:.2f}" not in message for p in ch11.BACKWARD_VERB_PROBS.values())
+    assert f"{shares['right']:.2f}" not in message
+    assert all(f"{p:.2f}" not in message for p in probs.values())
 
 
-def test_wrong_answers_are_told_the_mistake_not_the_formula():
+def test_wrong_answers_are_told_the_mistake_not_the_formula(backward_model):
     """A wrong interpolation is told what is wrong, never handed the formula to copy."""
     for _, wrong, _ in INTERPOLATION_WRONG:
         try:
@@ -425,7 +467,7 @@ def test_wrong_answers_are_told_the_mistake_not_the_formula():
             assert "bigram.prob(w, v) + (1 - lam)" not in text and "exp(-(sum" not in text, text
     for args, _ in BACKWARD_WRONG:
         try:
-            ch11.check_backward_agreement(*args)
+            ch11.check_backward_agreement(*_args(args, backward_model))
         except ExerciseFailed as failure:
             assert "(P(are) + P(were)) / (P(is)" not in failure.message
 
@@ -441,4 +483,3 @@ def test_the_checkers_measurements_are_the_numbers_the_chapter_compares_with():
         "0.16",
         "0.14",
     ]
-    assert ch11.UNNORMALISED_SHARE == 0.299 and ch11.REVERSED_INPUT_SHARE == 0.008
