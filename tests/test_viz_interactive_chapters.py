@@ -78,8 +78,8 @@ def test_word_rows_fontsize_enlarges_words_and_their_boxes():
 
 
 def test_word_rows_fits_the_height_at_a_given_width():
-    """Chapter 16's detection slider: each state as tall as its wrapped rows, none with a frame left
-    empty below a one-line sentence (review of chapter 16)."""
+    """(w, None) fits the height to the wrapped rows, (w, h) keeps h: chapters 14 and 16 fit each
+    state of a slider, then draw them all at the tallest state's height."""
     short = [("row", ["word"] * 5)]
     long = [("row", ["word"] * 40)]
     one, two = (viz.word_rows(r, width=30, figsize=(9, None)) for r in (short, long))
@@ -307,14 +307,22 @@ def test_chapter_16_detection_slider_shows_the_corruption_and_the_discriminator(
     recorder = RecordingViz()
     ns = chapter_figure_code(
         "16", "fig-16-explore-detection",
-        {"viz": recorder, "tokenizer": tokenizer, "IGNORE_INDEX": IGNORE_INDEX},
+        {"viz": recorder, "plt": plt, "tokenizer": tokenizer, "IGNORE_INDEX": IGNORE_INDEX},
     )  # fmt: skip
     box = ns["detection_explorer"](batch.input_ids, c, p, real, range(6))
     alts = alt_texts(box)
     assert list(box.children[0].options) == [str(b) for b in range(6)]
-    assert len(recorder.word_rows_calls) == 6 and c.replaced.any()
+    # each sentence drawn once to fit its height, then once at the tallest of those heights: one
+    # size for every state, so nothing jumps as the slider moves (review s31 of chapter 16, 4)
+    assert len(recorder.word_rows_calls) == 12 and c.replaced.any()
+    fitting, drawn = recorder.word_rows_calls[:6], recorder.word_rows_calls[6:]
+    fitted = [viz.word_rows(rows, **kwargs).get_figheight() for rows, kwargs in fitting]
+    plt.close("all")
+    assert all(kwargs["figsize"][1] is None for _, kwargs in fitting)
+    assert {kwargs["figsize"] for _, kwargs in drawn} == {(5.2, max(fitted))}
+    assert min(fitted) < max(fitted)  # the sentences differ: the fixed height does something
     colours = ns["RTD_COLOURS"]
-    for b, ((rows, kwargs), alt) in enumerate(zip(recorder.word_rows_calls, alts)):
+    for b, ((rows, kwargs), alt) in enumerate(zip(drawn, alts)):
         keep = real[b]
         tokens = [[w.strip() for w in words] for _, words in rows]
         for drawn, ids in zip(tokens, (batch.input_ids, c.masked, c.corrupted)):
