@@ -2773,8 +2773,10 @@ def check_timestamp(course: Path, chapter: str, student: str) -> str | None:
     student's clock, and the inbound folder is theirs to edit), with a time they cannot set: when its
     timestamp.txt was written in the exchange (its ctime, as the grader first saw it:
     ``_first_seen``), else when it was collected (the ctime of ``submitted/``'s copy, an upper
-    bound). Over ``CLOCK_SLACK`` apart: timestamp.txt is set to the later of the two (the student's
-    own is kept as ``timestamp.txt.student``), so the late policy uses it, and a sentence says so.
+    bound). With an exchange, timestamp.txt is always set to the later of the two (the student's own
+    is kept as ``timestamp.txt.student``), so the late policy uses it (lecturer review s31, M3: a
+    time set back by under a minute counted); over ``CLOCK_SLACK`` apart, a sentence says so.
+    Without one, only a timestamp.txt over ``CLOCK_SLACK`` after its collection is replaced.
     Where the folder changed after that (a TA's editor, a classmate: inbound/ is world-writable),
     a sentence says "changed after submission" and the submission time stays (lecturer review s23,
     M8). Else None."""
@@ -2807,12 +2809,18 @@ def check_timestamp(course: Path, chapter: str, student: str) -> str | None:
         if claimed <= collected + CLOCK_SLACK:
             return None  # no exchange: only a time after the collection itself is impossible
         real, source = collected, "its collection"
-    if abs(claimed - real) <= CLOCK_SLACK:
-        return after
+    if claimed >= real and claimed - real <= CLOCK_SLACK:
+        return after  # the student's clock a little ahead: their later time stands
+    # the later of the two, always: a timestamp.txt set back by under a minute gains nothing (lecturer
+    # review s31, M3: 0.8 s late, written back 31 s, it counted as on time, unflagged)
     later = max(claimed, real)
-    shutil.copy2(path, path.with_name("timestamp.txt.student"))
+    student_copy = path.with_name("timestamp.txt.student")
+    if not student_copy.exists():
+        shutil.copy2(path, student_copy)
     when = datetime.datetime.fromtimestamp(later, datetime.timezone.utc)
     path.write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    if abs(claimed - real) <= CLOCK_SLACK:
+        return after  # within the clocks' tolerance: used, not flagged
     return (
         f"timestamp.txt says {written.strip()}, {abs(claimed - real) / 60:.0f} min from {source} "
         f"({_utc(real)}): the late policy uses the later, {when:%Y-%m-%d %H:%M:%S} UTC"
