@@ -138,3 +138,19 @@ def test_the_formgrader_renders_its_maths_offline(tmp_path):
     html, _ = exporter.from_notebook_node(nb, resources=resources)
     assert "cdnjs" not in html and "MathJax 3" in html  # the book's copy, inline
     assert "MathJax.Hub = {" in html and "MathJax.startup.promise" in html
+
+
+def test_several_chapters_after_reviewed_say_one_chapter_per_call(tmp_path, capsys):
+    """Lecturer review s31, m5: `--reviewed 04_... 09_... 17_...` said "students: 04_... has no flags
+    for 09_..., 17_...", back to front; it says they are chapters, and one chapter per call."""
+    reports, chapter = tmp_path / "reports", "16_beyond_bert"
+    _flags(reports, chapter)
+    with pytest.raises(ValueError) as raised:
+        export_grades.mark_reviewed(reports, chapter, ["09_the_transformer", "17_modern_decoder"])
+    said = str(raised.value)
+    assert said.startswith("students: 09_the_transformer, 17_modern_decoder are chapters, not")
+    assert "not students of 16_beyond_bert's flags" in said and "one chapter per call" in said
+    args = ["--course", str(tmp_path), "--reviewed", chapter, "09_the_transformer"]
+    assert export_grades.main(args) != 0
+    err = capsys.readouterr().err
+    assert "09_the_transformer is a chapter, not a student of 16_beyond_bert's flags" in err, err
