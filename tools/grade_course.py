@@ -3475,13 +3475,22 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
         )
     for line in _untimed(course, chapter, students):
         print(f"WARNING: {line}")
-    review = [r for r in results if r.review]
+    # a 0-point cell's flag has no grade to give: listed apart from the cells to grade (lecturer
+    # review s31, m6: one list asked for clicks on cells with nothing to grade)
+    review = [r for r in results if r.review and r.points]
+    read_only = [r for r in results if r.review and not r.points]
     if review:
         print(
             f"needs manual review ({len(review)}: the answer uses a name defined in a cell the "
             "student added, which the grader does not run, or reads lib.exercises, the checkers' "
             "package; 0 until you grade it in the Formgrader): "
             + ", ".join(f"{r.student} {r.test}" for r in review)
+        )
+    if read_only:
+        print(
+            f"flags on 0-point cells ({len(read_only)}: a prediction computed or an answer refused"
+            " in a cell worth 0 points; nothing to grade in the Formgrader, a flag to read): "
+            + ", ".join(f"{r.student} {r.test}" for r in read_only)
         )
     stopped = [r for r in results if STOPPED.search(r.message)]
     if stopped:  # attempts the sandbox blocked (lecturer review s11, M2: they went unreported)
