@@ -575,6 +575,22 @@ def checker_module_use(source: str, earlier: str = "") -> str | None:
     return None
 
 
+COMPUTED_NAME = re.compile(
+    r"importlib|__import__|sys\.modules|from sys import modules|getattr|runpy|\+|\bjoin\b"
+)
+
+
+def offence(found: str) -> str:
+    """The one thing the words ``found`` (:func:`checker_module_use`) do, for the student's feedback
+    (lecturer review s31, m7: one sentence named three offences, "reads the book's checkers ... or
+    imports by a computed name, or reads files or code")."""
+    if COMPUTED_NAME.search(found):
+        return "looks up a module or a function by a computed name"
+    if re.search(r"\bexercises\b|^lib$", found):
+        return "reads the book's checkers (lib.exercises), whose constants hold the answers"
+    return "reads files or code instead of computing (the checkers' source among them)"
+
+
 def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) -> Result:
     """An answer that earned points while one of its answer cells reads ``lib.exercises`` (or imports
     by a computed name): 0 and "needs manual review", as :func:`needs_review` does, with the words
@@ -598,9 +614,8 @@ def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) 
     result.review = True
     if result.score <= 0:
         result.message = (
-            f"needs manual review: the answer cell uses `{found}`, which reads the book's checkers "
-            "(lib.exercises) or imports by a computed name, or reads files or code; an answer may "
-            f"not. It got 0 anyway: {result.message}"
+            f"needs manual review: the answer cell uses `{found}`, which {offence(found)}; an"
+            f" answer may not. It got 0 anyway: {result.message}"
         )
         return result
     result.message = (
@@ -3028,6 +3043,52 @@ def manual_grades_said(cells: list[str]) -> str:
     return f"{' and '.join(parts)} still {verb} a manual grade ({', '.join(cells)})"
 
 
+REVIEW_OPENING = "needs manual review: "
+
+
+def settle_reviewed(course: Path, chapter: str) -> int:
+    """Before the feedback: each test cell held for manual review that the teacher has graded says
+    so, "reviewed by your teacher (0 of 2 points): ...", not "needs manual review" (lecturer review
+    s31, m7: released feedback read as if the case were still open). Returns the cells changed."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    config = _config(course)
+    url = config.CourseDirectory.get("db_url") or f"sqlite:///{course / 'gradebook.db'}"
+    changed = 0
+    with Gradebook(url, course_id=config.CourseDirectory.get("course_id", "default_course")) as gb:
+        for path in sorted((course / "autograded").glob(f"*/{chapter}/{chapter}.ipynb")):
+            student = path.parent.parent.name
+            nb, edited = nbformat.read(path, as_version=4), False
+            for cell in nb.cells:
+                grade_id = _meta(cell).get("grade_id")
+                outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
+                if not grade_id or not outputs:
+                    continue
+                said = outputs[0].get("evalue") or outputs[0].get("text") or ""
+                if not said.startswith(REVIEW_OPENING):
+                    continue
+                try:
+                    grade = gb.find_grade(grade_id, chapter, chapter, student)
+                except MissingEntry:
+                    continue
+                if grade.manual_score is None:
+                    continue
+                done = f"reviewed by your teacher ({grade.manual_score:g} of {grade.max_score:g}"
+                done += " points): "
+                for out in outputs:
+                    for key in ("evalue", "text"):
+                        if isinstance(out.get(key), str):
+                            out[key] = out[key].replace(REVIEW_OPENING, done, 1)
+                    if out.get("traceback"):
+                        out["traceback"] = [
+                            line.replace(REVIEW_OPENING, done, 1) for line in out["traceback"]
+                        ]
+                edited, changed = True, changed + 1
+            if edited:
+                nbformat.write(nb, path)
+    return changed
+
+
 def give_feedback(
     course: Path,
     chapter: str,
@@ -3070,6 +3131,9 @@ def give_feedback(
         return 2
     if ungraded:
         print(f"--allow-ungraded: {len(ungraded)} submissions' unmarked answers show as 0 points")
+    settled = settle_reviewed(course, chapter)
+    if settled:
+        print(f"{settled} cells graded after a manual review: their feedback says so")
     outside = outside_exchange(course, chapter)
     commands = [["nbgrader", "generate_feedback", chapter]]
     if len(outside) < len(_submission_folders(course, chapter)):
