@@ -239,3 +239,19 @@ def test_the_page_gives_grading_times_for_chapters_4_9_13_and_17():
         "measured by another lecturer on a shared 2-core machine",
     ):
         assert said in section, said
+
+
+def test_the_formgrader_keys_the_page_gives_are_nbgraders():
+    """Lecturer review s31, m9: each submission page holds the whole chapter, the written answers at
+    its end; the page gives the Formgrader's keys that move between score boxes and submissions, as
+    nbgrader's formgrade.js binds them."""
+    import nbgrader
+
+    js = (
+        Path(nbgrader.__file__).parent / "server_extensions/formgrader/static/js/formgrade.js"
+    ).read_text()
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    for key, binding in (("`Tab`", "tab"), ("`Ctrl-.`", "control-."), ("`Ctrl-,`", "control-,")):
+        assert key in page and f'"keybinding": "{binding}"' in js, key
+    # the copy report's limit, said (lecturer review s31, m8): a literal counts as code
+    assert "A literal counts as code: a worked experiment copied with one number" in page
