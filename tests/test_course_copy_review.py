@@ -138,3 +138,40 @@ def test_the_formgrader_renders_its_maths_offline(tmp_path):
     html, _ = exporter.from_notebook_node(nb, resources=resources)
     assert "cdnjs" not in html and "MathJax 3" in html  # the book's copy, inline
     assert "MathJax.Hub = {" in html and "MathJax.startup.promise" in html
+
+
+def test_several_chapters_after_reviewed_say_one_chapter_per_call(tmp_path, capsys):
+    """Lecturer review s31, m5: `--reviewed 04_... 09_... 17_...` said "students: 04_... has no flags
+    for 09_..., 17_...", back to front; it says they are chapters, and one chapter per call."""
+    reports, chapter = tmp_path / "reports", "16_beyond_bert"
+    _flags(reports, chapter)
+    with pytest.raises(ValueError) as raised:
+        export_grades.mark_reviewed(reports, chapter, ["09_the_transformer", "17_modern_decoder"])
+    said = str(raised.value)
+    assert said.startswith("students: 09_the_transformer, 17_modern_decoder are chapters, not")
+    assert "not students of 16_beyond_bert's flags" in said and "one chapter per call" in said
+    args = ["--course", str(tmp_path), "--reviewed", chapter, "09_the_transformer"]
+    assert export_grades.main(args) != 0
+    err = capsys.readouterr().err
+    assert "09_the_transformer is a chapter, not a student of 16_beyond_bert's flags" in err, err
+
+
+def test_flags_on_0_point_cells_are_listed_apart_from_the_cells_to_grade(tmp_path, capsys):
+    """Lecturer review s31, m6: the summary listed frank's 0-point ex4_test under "needs manual
+    review (...; 0 until you grade it in the Formgrader)", whose cell says there is no grade to
+    give; the 0-point flags now have a list of their own, with nothing to grade."""
+    chapter, _ = _course(tmp_path, {"eve": NATURAL})
+    results = [
+        grade_course.Result("eve", "ex2_test", 2.0, 0.0, "needs manual review: uses x", 0.1),
+        grade_course.Result("frank", "ex4_test", 0.0, 0.0, "needs manual review: computed", 0.1),
+    ]
+    for r in results:
+        r.review = True
+    grade_course._print_flags(tmp_path, chapter, ["eve", "frank"], results)
+    out = capsys.readouterr().out
+    graded = next(line for line in out.splitlines() if line.startswith("needs manual review ("))
+    assert graded.startswith("needs manual review (1:") and graded.endswith("): eve ex2_test")
+    read = next(line for line in out.splitlines() if line.startswith("flags on 0-point cells"))
+    assert read.endswith("nothing to grade in the Formgrader, a flag to read): frank ex4_test")
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    assert 'those it lists under "flags on 0-point cells" have nothing to grade' in page

@@ -224,3 +224,34 @@ def test_the_page_warns_of_the_decks_that_teach_a_graded_answer():
         assert f"## {title}" in notebook, title  # the deck's slide: the chapter's section
         assert f"*{title}*" in page and exercise in page, title
     assert "Two decks teach what a graded answer says, and the flag keeps them" in page
+
+
+def test_the_page_gives_grading_times_for_chapters_4_9_13_and_17():
+    """Lecturer review s31, M4: the page gave grading times for chapters 2, 3, 5, 6, 7, 12, 15, 16
+    and 18, not for 4, 9 and 13 (13 took 582 s for 6 students); the lecturer's times, said as theirs."""
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    section = page[page.index("## Grading a large class") :]
+    for said in (
+        "chapter 4 in 244 s",
+        "chapter 9 in 329 s",
+        "chapter 13 in 582 s",
+        "chapter 17 in 160 s",
+        "measured by another lecturer on a shared 2-core machine",
+    ):
+        assert said in section, said
+
+
+def test_the_formgrader_keys_the_page_gives_are_nbgraders():
+    """Lecturer review s31, m9: each submission page holds the whole chapter, the written answers at
+    its end; the page gives the Formgrader's keys that move between score boxes and submissions, as
+    nbgrader's formgrade.js binds them."""
+    import nbgrader
+
+    js = (
+        Path(nbgrader.__file__).parent / "server_extensions/formgrader/static/js/formgrade.js"
+    ).read_text()
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    for key, binding in (("`Tab`", "tab"), ("`Ctrl-.`", "control-."), ("`Ctrl-,`", "control-,")):
+        assert key in page and f'"keybinding": "{binding}"' in js, key
+    # the copy report's limit, said (lecturer review s31, m8): a literal counts as code
+    assert "A literal counts as code: a worked experiment copied with one number" in page

@@ -472,3 +472,68 @@ def test_a_teachers_zero_after_a_review_is_said_too(course, tmp_path):
     reviewed, pending = shown.cells
     assert reviewed.outputs[0]["text"].startswith("graded by your teacher: 0 of 2 points")
     assert reviewed.outputs[1]["evalue"] == note and len(pending.outputs) == 1
+
+
+def test_a_reviewed_cells_feedback_names_its_one_offence_and_its_grade(tmp_path, monkeypatch):
+    """Lecturer review s31, m7: eve's released feedback still said "needs manual review: the answer
+    cell uses `import subprocess`, which reads the book's checkers (lib.exercises) or imports by a
+    computed name, or reads files or code", after the teacher had graded it: it names the one
+    offence, and once graded says "reviewed by your teacher" with the grade."""
+    import os
+
+    import grade_course
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    assert grade_course.offence("import subprocess") == (
+        "reads files or code instead of computing (the checkers' source among them)"
+    )
+    assert grade_course.offence("getattr(_F, 'rms' + '_norm')").startswith(
+        "looks up a module or a function by a computed name"
+    )
+    assert grade_course.offence("__import__('lib.exer' + 'cises.ch09')").startswith("looks up")
+    assert grade_course.offence("lib.exercises.ch04.luong_left_shares").startswith(
+        "reads the book's checkers (lib.exercises)"
+    )
+    db = tmp_path / "gradebook.db"
+    (tmp_path / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.db_url = "sqlite:///{db}"\n'
+    )
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.add_assignment(CH2)
+        gb.add_notebook(CH2, CH2)
+        gb.add_grade_cell("ex2_test", CH2, CH2, max_score=2, cell_type="code")
+        for student in ("eve", "zoe"):
+            gb.add_student(student)
+            gb.add_submission(CH2, student)
+        grade = gb.find_grade("ex2_test", CH2, CH2, "eve")
+        grade.manual_score = 0
+        gb.db.commit()
+    said = (
+        "needs manual review: the answer cell uses `import subprocess`, which "
+        + grade_course.offence("import subprocess")
+        + "; an answer may not. It got 0 anyway: ..."
+    )
+    for student in ("eve", "zoe"):  # zoe's is not graded yet: it stays as it is
+        result = grade_course.Result(student, "ex2_test", 2.0, 0.0, said, 0.1)
+        cell = nbformat.v4.new_code_cell("check()", outputs=[grade_course._output(result)])
+        cell.metadata["nbgrader"] = {"grade_id": "ex2_test", "grade": True, "points": 2}
+        path = tmp_path / "autograded" / student / CH2 / f"{CH2}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    assert grade_course.settle_reviewed(tmp_path, CH2) == 1
+    (out,) = (
+        nbformat.read(tmp_path / "autograded" / "eve" / CH2 / f"{CH2}.ipynb", 4).cells[0].outputs
+    )
+    assert out.evalue.startswith("reviewed by your teacher (0 of 2 points): the answer cell uses")
+    assert "needs manual review" not in out.evalue + "".join(out.traceback)
+    assert "imports by a computed name" not in out.evalue
+    (kept,) = (
+        nbformat.read(tmp_path / "autograded" / "zoe" / CH2 / f"{CH2}.ipynb", 4).cells[0].outputs
+    )
+    assert kept.evalue.startswith("needs manual review: ")
+    assert grade_course.settle_reviewed(tmp_path, CH2) == 0  # once only
+    import instructor_notes
+
+    assert instructor_notes.held(out.evalue)  # still counted apart from the named mistakes

@@ -667,14 +667,57 @@ def test_a_folder_changed_after_submission_is_said_not_made_late(tmp_path, monke
     # the exchange's clock: timestamp.txt written at submission, the folder touched an hour later
     times = {"now": (at + 5, at + 5)}
     monkeypatch.setattr(grade_course, "_inbound_times", lambda *a: (folder, *times["now"]))
-    assert grade_course.check_timestamp(course, chapter, "alice") is None  # first seen: as claimed
+    # first seen 5 s after the time it states: not flagged, and the later time counts (lecturer
+    # review s31, M3: the later of the two always, flagged only over CLOCK_SLACK)
+    assert grade_course.check_timestamp(course, chapter, "alice") is None
+    written_at = datetime.datetime.fromtimestamp(at + 5, datetime.timezone.utc)
+    assert stamp.read_text() == f"{written_at:%Y-%m-%d %H:%M:%S.%f} UTC"
     times["now"] = (at + 3600, at + 3600)  # then anyone touched it, timestamp.txt included
     said = grade_course.check_timestamp(course, chapter, "alice")
     assert said.startswith("changed after submission: its inbound folder"), said
-    assert stamp.read_text() == claimed and not stamp.with_name("timestamp.txt.student").exists()
+    assert stamp.read_text() == f"{written_at:%Y-%m-%d %H:%M:%S.%f} UTC"  # the touch: not counted
+    assert stamp.with_name("timestamp.txt.student").read_text() == claimed
     # a timestamp.txt written an hour after the time it states, when first seen: backdated
     (course / "reports" / grade_course.INBOUND_SEEN).unlink()
+    stamp.write_text(claimed)
     said = grade_course.check_timestamp(course, chapter, "alice")
     assert said.startswith(f"timestamp.txt says {claimed}, 60 min from when it was written"), said
     later = datetime.datetime.fromtimestamp(at + 3600, datetime.timezone.utc)
     assert stamp.read_text().startswith(f"{later:%Y-%m-%d %H:%M:%S}")
+
+
+def test_a_timestamp_set_back_by_under_a_minute_gains_nothing(tmp_path, monkeypatch):
+    """Lecturer review s31, M3: frank submitted at 08:21:30.832 against a deadline of 08:21:30 and
+    wrote 08:20:59 into his timestamp.txt; 31 s apart, under CLOCK_SLACK, it counted as on time. The
+    later of the two times counts always; only a difference over CLOCK_SLACK is flagged. A student's
+    clock a little ahead keeps its own, later, time."""
+    import datetime
+
+    from nbgrader.utils import parse_utc
+
+    chapter = "02_attention_as_soft_lookup"
+    deadline = parse_utc("2026-12-06 08:21:30 UTC")
+    written = "2026-12-06 08:20:59.000000 UTC"
+    course = _untouched_course(tmp_path, written)
+    stamp = course / "submitted" / "alice" / chapter / "timestamp.txt"
+    submitted = parse_utc("2026-12-06 08:21:30.832 UTC").timestamp()
+    monkeypatch.setattr(
+        grade_course, "_inbound_times", lambda *a: ("alice+x", submitted, submitted)
+    )
+    assert grade_course.check_timestamp(course, chapter, "alice") is None  # 31.8 s: not flagged
+    counted = parse_utc(stamp.read_text())
+    assert counted > deadline  # late, as submitted
+    utc = counted.replace(tzinfo=datetime.timezone.utc)
+    assert utc.timestamp() == pytest.approx(submitted, abs=1e-6)  # when it reached the exchange
+    assert stamp.with_name("timestamp.txt.student").read_text() == written
+    # run again (a second grading): the same time, the student's own kept
+    assert grade_course.check_timestamp(course, chapter, "alice") is None
+    assert parse_utc(stamp.read_text()) == counted
+    assert stamp.with_name("timestamp.txt.student").read_text() == written
+    # a clock 10 s ahead of the exchange's: the student's later time stands, untouched
+    ahead = "2026-12-06 08:21:40.000000 UTC"
+    (tmp_path / "ahead").mkdir()
+    course = _untouched_course(tmp_path / "ahead", ahead)
+    stamp = course / "submitted" / "alice" / chapter / "timestamp.txt"
+    assert grade_course.check_timestamp(course, chapter, "alice") is None
+    assert stamp.read_text() == ahead and not stamp.with_name("timestamp.txt.student").exists()

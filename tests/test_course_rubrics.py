@@ -467,3 +467,46 @@ def test_a_why_or_two_part_question_requires_both_halves():
                 if re.search(r"\band why\b|\bwhich two\b", question, re.I):
                     first = claims.split("\n")[0]
                     assert len(first) > 120, (chapter, number, question, first)
+
+
+def test_each_point_answers_its_questions_focus():
+    """Lecturer review s31, M1: three points shared their question's subject ("post-LN", "heads",
+    "reaches") but missed what it asks: chapter 9's "explain with the gradient norms" had the runs'
+    result, chapter 17's "what goes wrong" the right method, its "why W - 1, when the stack reaches
+    32,768?" the arithmetic of W = 1,025. Every part's point holds its question's focus
+    (rubric_claims.focus), or is read and named in rubric_claims.FOCUS_READ."""
+    missing, read = [], set()
+    for chapter in CHAPTERS:
+        for number, parts_ in _points(chapter).items():
+            for i, (question, point) in enumerate(parts_, 1):
+                if rubric_claims.misses_focus(question, point):
+                    if (chapter[:2], number, i) in rubric_claims.FOCUS_READ:
+                        read.add((chapter[:2], number, i))
+                    else:
+                        missing.append((chapter[:2], number, i, question[-60:], point[:80]))
+    assert not missing, missing
+    assert read == set(rubric_claims.FOCUS_READ)  # no stale entry
+    # the three points the lecturer found: the old ones miss the focus, the new ones answer
+    ((_, _), (norms, point)) = _points("09_the_transformer")[2]
+    assert rubric_claims.misses_focus(
+        norms,
+        "So here post-LN trains with a warm-up or with the smaller rate, pre-LN with neither.",
+    )
+    assert point.startswith("Xiong et al. (2020) show the cause") and "gradients" in point
+    assert "Pre-LN gives every layer gradients of about the same size" in point
+    ((tiled, point),) = _points("17_modern_decoder")[2]
+    assert rubric_claims.misses_focus(
+        tiled, "`k.repeat_interleave(n_heads // Hkv, dim=1)` repeats each key head $G$ times."
+    )
+    assert point.startswith("`k.repeat(1, G, 1, 1)` has the same shape and tiles instead")
+    assert "wrong keys" in point
+    ((window, point),) = _points("17_modern_decoder")[4]
+    assert rubric_claims.misses_focus(
+        window,
+        "A window of $W$ positions includes the token itself, so each layer reaches $W - 1$.",
+    )
+    assert point.startswith("The 32,768 positions that information can travel")
+    assert "1{,}025" not in point
+    # chapter 2's "show why with one line of algebra": the line is part of the point
+    ((_, point),) = _points("02_attention_as_soft_lookup")[2]
+    assert "cancels when we normalise" in point

@@ -298,3 +298,30 @@ def test_chapter_7s_removals_of_one_head_are_left_out():
         "Removing heads shows that ... (exercise 3)",
     ]
     assert "## Head view and model view" in text and "## Summary" in text
+
+
+def test_decks_written_without_the_sites_assets_are_warned_of(tmp_path, monkeypatch, capsys):
+    """Lecturer review s31, M10: `make_slides.py --exclude-answers 13` in a clone that never built
+    the site wrote a deck that links ../_static/slides/ and showed as one unstyled page; the tool
+    warns, naming the missing file and --site, and says nothing beside a built site."""
+    site = tmp_path / "html"
+
+    def fake_decks(site_, cache, prefixes, exclude_answers=False):
+        (site_ / "slides").mkdir(parents=True, exist_ok=True)
+        deck = site_ / "slides" / "13_gpt.html"
+        deck.write_text("<html></html>")
+        return [deck]
+
+    monkeypatch.setattr(make_slides, "write_decks", fake_decks)
+    assert make_slides.main(["13", "--exclude-answers", "--site", str(site)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {site / '_static/slides/dist/reveal.css'} is missing" in err, err
+    assert "pass --site a built site's folder" in err and "make book" in err
+    for asset in make_slides.SITE_ASSETS:
+        (site / asset).parent.mkdir(parents=True, exist_ok=True)
+        (site / asset).write_text("")
+    assert make_slides.main(["13", "--exclude-answers", "--site", str(site)]) == 0
+    assert capsys.readouterr().err == ""
+    assert make_slides.missing_assets(site) is None
+    page = " ".join((Path(make_slides.ROOT) / "book" / "teachers.md").read_text().split())
+    assert "It needs a built site: a deck links reveal.js and its styles" in page

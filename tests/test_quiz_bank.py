@@ -283,13 +283,15 @@ def test_the_commands_write_the_files(tmp_path):
     assert len([q for q in ET.parse(xml).getroot() if q.get("type") == "essay"]) == 1
     assert qb.main(["--markdown", str(paper), "--student", "jsmith", "--chapters", "08"]) == 0
     # the paper alone, to hand out; its key in a file of its own (lecturer review s13)
-    assert paper.read_text() == qb.markdown(qb.paper("jsmith", "0", ["08"]), key=False)
+    # without chapter 8's exercise repeat (q08_last_wavelength), as the command leaves it out
+    sheet = qb.paper("jsmith", "0", ["08"], repeats=False)
+    assert paper.read_text() == qb.markdown(sheet, key=False)
     key = tmp_path / "exam-key.md"
-    assert key.read_text() == qb.markdown(qb.paper("jsmith", "0", ["08"]))
+    assert key.read_text() == qb.markdown(sheet)
     key.unlink()
     # without --student: one paper, one variant of each question (not every variant)
     assert qb.main(["--markdown", str(paper), "--no-key", "--chapters", "08"]) == 0
-    assert paper.read_text() == qb.markdown(qb.bank(1, "0", ["08"]), key=False)
+    assert paper.read_text() == qb.markdown(qb.bank(1, "0", ["08"], repeats=False), key=False)
     assert not key.exists()
 
 
@@ -376,3 +378,79 @@ def test_questions_that_repeat_a_graded_exercise_are_left_out_unless_asked(tmp_p
     # the exercises' own numbers: the repeat is exact at the exercise's vocabulary
     assert qb._elmo_softmax(793_471) == 407_050_623
     assert {q for q in qb.EXERCISE_REPEATS} <= set(qb.QUESTIONS)
+
+
+def _stems(text: str) -> set[str]:
+    import make_course
+
+    return {w[:6] for w in make_course._words(re.sub(r"<[^>]+>", " ", text))}
+
+
+def _graded_exercises() -> dict[tuple[str, int], set[str]]:
+    """{(chapter, exercise): the stems of its statement and model answer}, for the exercises that
+    ask a prediction or a written answer (whose answer a quiz question can give away)."""
+    import make_course
+    import nbformat
+
+    out = {}
+    for path in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        cells, n = nbformat.read(path, as_version=4).cells, 0
+        for i, cell in enumerate(cells):
+            if cell.cell_type != "markdown" or not make_course.EXERCISE.match(cell.source):
+                continue
+            n += 1
+            if not re.search(r"\((?:predict|change and explain)", cell.source[:80]):
+                continue
+            model = next((c.source for c in cells[i + 1 : i + 8] if "Model answer" in c.source), "")
+            out[(path.stem[:2], n)] = _stems(cell.source + "\n" + model)
+    return out
+
+
+def test_every_question_that_shares_a_graded_exercises_words_is_marked_or_read():
+    """Lecturer review s31, M2: the bank repeated four graded exercises that EXERCISE_REPEATS did not
+    name (chapter 13's "The size of a GPT-3 model", chapter 17's cache with grouped-query attention,
+    chapter 9's "A deeper Transformer (base)" and its pre-LN essay). The rule: a question that shares
+    REPEAT_OVERLAP of its words with a prediction or written exercise of its chapter is marked with
+    that exercise, or read and named in NOT_REPEATS."""
+    exercises = _graded_exercises()
+    found = set()
+    for name in qb.QUESTIONS:
+        q = qb.make(name, 1)
+        words = _stems(" ".join([q.title, q.text, q.feedback, q.model, *q.criteria]))
+        if any(
+            len(words & e) / len(words) >= qb.REPEAT_OVERLAP
+            for (chapter, _), e in exercises.items()
+            if chapter == q.chapter
+        ):
+            found.add(name)
+    unread = found - set(qb.EXERCISE_REPEATS) - set(qb.NOT_REPEATS)
+    assert not unread, unread
+    assert set(qb.NOT_REPEATS) <= found  # no stale entry
+    assert not set(qb.NOT_REPEATS) & set(qb.EXERCISE_REPEATS)
+    lecturer = {"q13_gpt3_parameters", "q17_kv_cache", "q09_total_layers", "q09_pre_ln"}
+    assert lecturer <= found & set(qb.EXERCISE_REPEATS)  # the rule finds them, and they are marked
+
+
+def test_the_lecturers_quiz_leaves_out_every_repeat_and_the_page_lists_them(tmp_path, capsys):
+    """Lecturer review s31, M2: `--markdown ... --student jsmith --chapters 09 13 17` left out none of
+    the four repeats it held; now it leaves them out and says so, and the teachers' page lists every
+    question EXERCISE_REPEATS marks."""
+    paper = tmp_path / "exam.md"
+    assert (
+        qb.main(["--markdown", str(paper), "--student", "jsmith", "--chapters", "09", "13", "17"])
+        == 0
+    )
+    out, text = capsys.readouterr().out, paper.read_text()
+    for title in (
+        "The size of a GPT-3 model",
+        "The key/value cache with grouped-query attention",
+        "A deeper Transformer (base)",
+        "Pre-LN and post-LN",
+    ):
+        assert title not in text, title
+    for name in ("q13_gpt3_parameters", "q17_kv_cache", "q09_total_layers", "q09_pre_ln"):
+        assert f"left out: {name}, which repeats" in out, name
+    assert "A RoPE rotation angle" in text  # the chapters' other questions stay
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    for name in qb.EXERCISE_REPEATS:
+        assert f"*{qb.make(name, 0).title}*" in page, name

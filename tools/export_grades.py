@@ -257,6 +257,22 @@ def mark_reviewed(reports: Path, chapter: str, students: list[str] | None = None
         raise ValueError(f"chapter: no flags to mark reviewed for {chapter} (no {saved})")
     flags = json.loads(saved.read_text())
     unknown = sorted(set(students or ()) - set(flags))
+    # "--reviewed 04_... 09_... 17_...": chapters where students go (lecturer review s31, m5: the
+    # message read "04_... has no flags for 09_..., 17_...")
+    chapters = [
+        u for u in unknown if re.match(r"\d\d_", u) or (reports / f"{u}-flags.json").exists()
+    ]
+    if chapters:
+        raise ValueError(
+            f"students: {', '.join(chapters)} "
+            + (
+                "is a chapter, not a student"
+                if len(chapters) == 1
+                else "are chapters, not students"
+            )
+            + f" of {chapter}'s flags: --reviewed takes one chapter, then its students"
+            " (default all); one chapter per call"
+        )
     if unknown:
         raise ValueError(f"students: {chapter} has no flags for {', '.join(unknown)}")
     read = reviewed(reports, chapter)

@@ -575,6 +575,22 @@ def checker_module_use(source: str, earlier: str = "") -> str | None:
     return None
 
 
+COMPUTED_NAME = re.compile(
+    r"importlib|__import__|sys\.modules|from sys import modules|getattr|runpy|\+|\bjoin\b"
+)
+
+
+def offence(found: str) -> str:
+    """The one thing the words ``found`` (:func:`checker_module_use`) do, for the student's feedback
+    (lecturer review s31, m7: one sentence named three offences, "reads the book's checkers ... or
+    imports by a computed name, or reads files or code")."""
+    if COMPUTED_NAME.search(found):
+        return "looks up a module or a function by a computed name"
+    if re.search(r"\bexercises\b|^lib$", found):
+        return "reads the book's checkers (lib.exercises), whose constants hold the answers"
+    return "reads files or code instead of computing (the checkers' source among them)"
+
+
 def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) -> Result:
     """An answer that earned points while one of its answer cells reads ``lib.exercises`` (or imports
     by a computed name): 0 and "needs manual review", as :func:`needs_review` does, with the words
@@ -598,9 +614,8 @@ def checker_review(result: Result, exercise: Exercise, answers: dict[str, str]) 
     result.review = True
     if result.score <= 0:
         result.message = (
-            f"needs manual review: the answer cell uses `{found}`, which reads the book's checkers "
-            "(lib.exercises) or imports by a computed name, or reads files or code; an answer may "
-            f"not. It got 0 anyway: {result.message}"
+            f"needs manual review: the answer cell uses `{found}`, which {offence(found)}; an"
+            f" answer may not. It got 0 anyway: {result.message}"
         )
         return result
     result.message = (
@@ -2773,8 +2788,10 @@ def check_timestamp(course: Path, chapter: str, student: str) -> str | None:
     student's clock, and the inbound folder is theirs to edit), with a time they cannot set: when its
     timestamp.txt was written in the exchange (its ctime, as the grader first saw it:
     ``_first_seen``), else when it was collected (the ctime of ``submitted/``'s copy, an upper
-    bound). Over ``CLOCK_SLACK`` apart: timestamp.txt is set to the later of the two (the student's
-    own is kept as ``timestamp.txt.student``), so the late policy uses it, and a sentence says so.
+    bound). With an exchange, timestamp.txt is always set to the later of the two (the student's own
+    is kept as ``timestamp.txt.student``), so the late policy uses it (lecturer review s31, M3: a
+    time set back by under a minute counted); over ``CLOCK_SLACK`` apart, a sentence says so.
+    Without one, only a timestamp.txt over ``CLOCK_SLACK`` after its collection is replaced.
     Where the folder changed after that (a TA's editor, a classmate: inbound/ is world-writable),
     a sentence says "changed after submission" and the submission time stays (lecturer review s23,
     M8). Else None."""
@@ -2807,12 +2824,18 @@ def check_timestamp(course: Path, chapter: str, student: str) -> str | None:
         if claimed <= collected + CLOCK_SLACK:
             return None  # no exchange: only a time after the collection itself is impossible
         real, source = collected, "its collection"
-    if abs(claimed - real) <= CLOCK_SLACK:
-        return after
+    if claimed >= real and claimed - real <= CLOCK_SLACK:
+        return after  # the student's clock a little ahead: their later time stands
+    # the later of the two, always: a timestamp.txt set back by under a minute gains nothing (lecturer
+    # review s31, M3: 0.8 s late, written back 31 s, it counted as on time, unflagged)
     later = max(claimed, real)
-    shutil.copy2(path, path.with_name("timestamp.txt.student"))
+    student_copy = path.with_name("timestamp.txt.student")
+    if not student_copy.exists():
+        shutil.copy2(path, student_copy)
     when = datetime.datetime.fromtimestamp(later, datetime.timezone.utc)
     path.write_text(when.strftime("%Y-%m-%d %H:%M:%S.%f UTC"))
+    if abs(claimed - real) <= CLOCK_SLACK:
+        return after  # within the clocks' tolerance: used, not flagged
     return (
         f"timestamp.txt says {written.strip()}, {abs(claimed - real) / 60:.0f} min from {source} "
         f"({_utc(real)}): the late policy uses the later, {when:%Y-%m-%d %H:%M:%S} UTC"
@@ -3020,6 +3043,52 @@ def manual_grades_said(cells: list[str]) -> str:
     return f"{' and '.join(parts)} still {verb} a manual grade ({', '.join(cells)})"
 
 
+REVIEW_OPENING = "needs manual review: "
+
+
+def settle_reviewed(course: Path, chapter: str) -> int:
+    """Before the feedback: each test cell held for manual review that the teacher has graded says
+    so, "reviewed by your teacher (0 of 2 points): ...", not "needs manual review" (lecturer review
+    s31, m7: released feedback read as if the case were still open). Returns the cells changed."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    config = _config(course)
+    url = config.CourseDirectory.get("db_url") or f"sqlite:///{course / 'gradebook.db'}"
+    changed = 0
+    with Gradebook(url, course_id=config.CourseDirectory.get("course_id", "default_course")) as gb:
+        for path in sorted((course / "autograded").glob(f"*/{chapter}/{chapter}.ipynb")):
+            student = path.parent.parent.name
+            nb, edited = nbformat.read(path, as_version=4), False
+            for cell in nb.cells:
+                grade_id = _meta(cell).get("grade_id")
+                outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
+                if not grade_id or not outputs:
+                    continue
+                said = outputs[0].get("evalue") or outputs[0].get("text") or ""
+                if not said.startswith(REVIEW_OPENING):
+                    continue
+                try:
+                    grade = gb.find_grade(grade_id, chapter, chapter, student)
+                except MissingEntry:
+                    continue
+                if grade.manual_score is None:
+                    continue
+                done = f"reviewed by your teacher ({grade.manual_score:g} of {grade.max_score:g}"
+                done += " points): "
+                for out in outputs:
+                    for key in ("evalue", "text"):
+                        if isinstance(out.get(key), str):
+                            out[key] = out[key].replace(REVIEW_OPENING, done, 1)
+                    if out.get("traceback"):
+                        out["traceback"] = [
+                            line.replace(REVIEW_OPENING, done, 1) for line in out["traceback"]
+                        ]
+                edited, changed = True, changed + 1
+            if edited:
+                nbformat.write(nb, path)
+    return changed
+
+
 def give_feedback(
     course: Path,
     chapter: str,
@@ -3062,6 +3131,9 @@ def give_feedback(
         return 2
     if ungraded:
         print(f"--allow-ungraded: {len(ungraded)} submissions' unmarked answers show as 0 points")
+    settled = settle_reviewed(course, chapter)
+    if settled:
+        print(f"{settled} cells graded after a manual review: their feedback says so")
     outside = outside_exchange(course, chapter)
     commands = [["nbgrader", "generate_feedback", chapter]]
     if len(outside) < len(_submission_folders(course, chapter)):
@@ -3467,13 +3539,22 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
         )
     for line in _untimed(course, chapter, students):
         print(f"WARNING: {line}")
-    review = [r for r in results if r.review]
+    # a 0-point cell's flag has no grade to give: listed apart from the cells to grade (lecturer
+    # review s31, m6: one list asked for clicks on cells with nothing to grade)
+    review = [r for r in results if r.review and r.points]
+    read_only = [r for r in results if r.review and not r.points]
     if review:
         print(
             f"needs manual review ({len(review)}: the answer uses a name defined in a cell the "
             "student added, which the grader does not run, or reads lib.exercises, the checkers' "
             "package; 0 until you grade it in the Formgrader): "
             + ", ".join(f"{r.student} {r.test}" for r in review)
+        )
+    if read_only:
+        print(
+            f"flags on 0-point cells ({len(read_only)}: a prediction computed or an answer refused"
+            " in a cell worth 0 points; nothing to grade in the Formgrader, a flag to read): "
+            + ", ".join(f"{r.student} {r.test}" for r in read_only)
         )
     stopped = [r for r in results if STOPPED.search(r.message)]
     if stopped:  # attempts the sandbox blocked (lecturer review s11, M2: they went unreported)

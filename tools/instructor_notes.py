@@ -819,7 +819,10 @@ def held(message: str) -> bool:
     """Whether a verdict is the grader's 0 for manual review or for what its sandbox stopped."""
     from grade_course import STOPPED
 
-    return message.startswith("needs manual review") or bool(STOPPED.search(message))
+    # "reviewed by your teacher": the same cell once graded (grade_course.settle_reviewed)
+    return message.startswith(("needs manual review", "reviewed by your teacher")) or bool(
+        STOPPED.search(message)
+    )
 
 
 def class_counts(course: Path, chapter: str, known: dict[str, list[Mistake]]) -> dict:

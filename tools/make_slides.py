@@ -694,10 +694,35 @@ def write_decks(
     return written
 
 
+# what a deck links beside it (``../_static/slides/``): reveal.js's style sheets and the bundle
+SITE_ASSETS = ("_static/slides/dist/reveal.css", "_static/slides/slides.js")
+
+
+def missing_assets(site: Path) -> str | None:
+    """The warning for decks written into a ``site`` without the build's ``_static/slides``
+    (lecturer review s31, M10: in a clone that never built the site, a deck showed as one unstyled
+    page with its speaker notes inline), else None."""
+    missing = [a for a in SITE_ASSETS if not (site / a).exists()]
+    if not missing:
+        return None
+    return (
+        f"warning: {site / missing[0]} is missing: the decks in {site / 'slides'} link"
+        " ../_static/slides/ (reveal.js, its styles and the deck's script), and without them show"
+        " as one unstyled page with the speaker notes inline. Build the site once (make book), or"
+        " pass --site a built site's folder (one with _static/slides/) to write the decks into it."
+    )
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("chapters", nargs="*", help="file-name prefixes (default: every chapter)")
-    parser.add_argument("--site", type=Path, default=ROOT / "_build" / "html")
+    parser.add_argument(
+        "--site",
+        type=Path,
+        default=ROOT / "_build" / "html",
+        help="the built site the decks go into (slides/), beside its _static/slides/ (default:"
+        " _build/html)",
+    )
     parser.add_argument("--cache", type=Path, default=ROOT / "_build" / ".jupyter_cache")
     parser.add_argument(
         "--exclude-answers",
@@ -709,6 +734,8 @@ def main(argv=None) -> int:
     decks = write_decks(args.site, args.cache, args.chapters, exclude_answers=args.exclude_answers)
     for deck_path in decks:
         print(f"{deck_path.relative_to(args.site)}: {deck_path.stat().st_size // 1024} KB")
+    if decks and (warning := missing_assets(args.site)):
+        print(warning, file=sys.stderr)
     return 0
 
 

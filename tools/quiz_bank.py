@@ -18,8 +18,8 @@ cannot disagree with the book. Three kinds:
   feedback is the checker's own advice for that mistake;
 - **written** (Moodle's essay): the question, and for the grader the criteria and a model answer.
 
-Two questions repeat a graded exercise (:data:`EXERCISE_REPEATS`: chapter 2's "What a hard lookup
-hides", chapter 12's "The size of ELMo's softmax"): the command leaves them out, and says so, unless
+Fourteen questions repeat a graded exercise (:data:`EXERCISE_REPEATS` marks each with the exercise,
+found by the rule its comment gives): the command leaves them out, and says so, unless
 ``--include-exercise-repeats`` (a quiz after those deadlines, or a term that does not grade them).
 
 Variant k of a question has the seed ``sha256(seed/question/k)``; ``--student ID`` draws one variant
@@ -1120,12 +1120,50 @@ QUESTIONS: dict[str, Callable[[random.Random], Question]] = {
 QUESTIONS.update({f.__name__: f for f in WRITTEN})
 
 
-# Questions that repeat a graded exercise (lecturer review s29, m9): a quiz given before that
-# exercise's deadline gives its answer away. The command line leaves them out unless
-# --include-exercise-repeats; bank() and paper() keep them unless told (``repeats=False``).
+# Questions that repeat a graded exercise (lecturer review s29, m9), each marked with the exercise:
+# a quiz given before that exercise's deadline gives its answer or its method away. The command line
+# leaves them out unless --include-exercise-repeats; bank() and paper() keep them unless told
+# (``repeats=False``). Found by a rule (lecturer review s31, M2: chapters 9, 13 and 17 repeated four
+# unmarked): a question that shares REPEAT_OVERLAP of its words with a graded exercise that asks a
+# prediction or a written answer is marked here or read in NOT_REPEATS (tests/test_quiz_bank.py).
 EXERCISE_REPEATS = {
     "q02_tie": "chapter 2's exercise 1 (its written question: what the hard lookup hides)",
+    "q06_score_variance": "chapter 6's exercise 2 (the scaled scores' variance for entries that"
+    " are not of variance 1)",
+    "q08_last_wavelength": "chapter 8's exercise 2 (`last_wavelength`: the slowest pair's"
+    " wavelength for another base)",
+    "q09_encoder_layer": "chapter 9's exercise 3 (its feedback counts a layer's feed-forward"
+    " weights: part (b)'s method)",
+    "q09_total_layers": "chapter 9's exercise 3 (part (c): a deeper Transformer (base))",
+    "q09_pre_ln": "chapter 9's exercise 2 (its written answer: why pre-LN trains without a warm-up)",
+    "q10_pair_score": "chapter 10's exercise 1 (WordPiece's pair score c_ab / (c_a c_b))",
     "q12_softmax_params": "chapter 12's exercise 2 (softmax_params: the same count, V(H + 1))",
+    "q13_gpt3_parameters": "chapter 13's exercise 2 (the size of GPT-3: the same method)",
+    "q13_pretrain_finetune": "chapter 13's exercise 3 (its written answer: why a decoder's"
+    " classifier reads the last token, under the causal mask)",
+    "q14_bert_parameters": "chapter 14's exercise 2 (the size of BERT-Medium: the same method)",
+    "q16_albert_parameters": "chapter 16's exercise 2 (ALBERT-large's size: the same method)",
+    "q17_kv_cache": "chapter 17's exercise 4 (part 1: the cache counts the key/value heads)",
+    "q17_gqa": "chapter 17's exercise 4 (part 1: the cache holds only the Hkv key/value heads)",
+}
+# The rule's threshold: the share of a question's words (six-letter stems of its title, text,
+# feedback, criteria and model answer) that a graded exercise's statement and model answer hold.
+REPEAT_OVERLAP = 0.35
+# Questions the rule finds that were read and repeat no graded exercise: question -> why.
+NOT_REPEATS = {
+    "q02_soft_weight": "one softmax weight; exercise 1 asks the limit with a duplicated key",
+    "q03_scaled_score": "one scaled score; exercise 3 asks which score functions unit vectors tie",
+    "q03_masked_weight": "a masked softmax's weight; exercises 2 and 3 ask about the key strength"
+    " and unit vectors",
+    "q07_mha_parameters": "the parameters of multi-head attention; exercise 1 asks which digit one"
+    " head gets right",
+    "q07_attention_weights": "a count of attention weights; exercise 1 is about one head's task",
+    "q08_pe_value": "one entry of the base-10000 table; exercises 2 and 3 ask another base's"
+    " wavelength and the literal formula",
+    "q10_bpe_tokens": "the tokens after BPE merges; exercise 1 is WordPiece's score",
+    "q12_scalar_mix": "ELMo's mix of its layers; exercises 2 and 4 count parameters and probe",
+    "q12_contextual": "word2vec against ELMo for one word; exercise 3 compares word and character"
+    " models' neighbours",
 }
 
 

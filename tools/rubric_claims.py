@@ -135,8 +135,10 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
                 "The copy's score equals",
             ]
         ],
-        # read against their questions (make course warned: no shared word), kept as they were
-        2: [["Content weights are", "So $w(i)^\\gamma", "In general, sharpening is"]],
+        # "show why with one line of algebra": the point is the definition and the line that
+        # cancels $Z^\\gamma$ together, not the definition alone (lecturer review s31, M1: the
+        # curated parts read again; the line of algebra was "May add")
+        2: [[("Content weights are", "So $w(i)^\\gamma"), "In general, sharpening is"]],
         3: [
             [
                 "Only the dot product's accuracy changes",
@@ -261,6 +263,28 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         # distances what may support it (course review s27, M4: the point went to the numbers)
         2: [["It is the binary table again", "But an exact repeat is not the question"]],
         3: [["For the paper's table a matrix", "In the literal reading", "Offsets are a fixed"]],
+    },
+    "09": {
+        # part 1, "which makes post-LN fail?": both together, and the runs that show each alone trains;
+        # part 2, "explain with the gradient norms": the gradients' sizes across the layers
+        # (post-LN's last layers several times larger, pre-LN's alike) with Adam's full-size first
+        # steps; "So here post-LN trains with a warm-up ..." restates the result (lecturer review
+        # s31, M1: it was the point, and the gradient norms were "May add")
+        2: [
+            [
+                ("Only both changes together make post-LN fail", "Each alone still trains"),
+                "With no warm-up *and* the larger rate",
+            ],
+            [
+                (
+                    "{cite:t}`xiong2020layer` show the cause",
+                    "Add what Adam does",
+                    "Pre-LN gives every layer gradients",
+                ),
+                "Without a warm-up, steps of 1.5e-2",
+                "Each change alone keeps those first steps smaller",
+            ],
+        ],
     },
     "10": {
         # PARTS: "why do the pairs it ranks first differ ...?": the reason, not the predicted pairs
@@ -429,20 +453,24 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
                 )
             ]
         ],
-        # "what goes wrong if the heads are tiled?" (not an expansion along dimension 2)
+        # "what goes wrong if the heads are tiled?" (not an expansion along dimension 2): the
+        # point is the tiled order and its wrong keys, the right method what a full answer may add
+        # (lecturer review s31, M1: the two were the other way round)
         2: [
             [
-                "`k.repeat_interleave(n_heads // Hkv, dim=1)` repeats each key head",
                 "`k.repeat(1, G, 1, 1)` has the same shape and tiles instead",
+                "`k.repeat_interleave(n_heads // Hkv, dim=1)` repeats each key head",
             ]
         ],
         # "which two mistakes?" (not what RMSNorm and SwiGLU compute)
         3: [["The two mistakes that look most like the right answer"]],
-        # "why only W - 1 positions, when the stack reaches 32,768?"
+        # "why only W - 1 positions, when the stack reaches 32,768?": the why (each layer keeps
+        # what its next query sees), not the arithmetic of the prediction `smallest_window`
+        # (lecturer review s31, M1: the point was W = 1,025)
         4: [
             [
-                "A window of $W$ positions includes the token itself",
                 "The 32,768 positions that information can travel",
+                "A window of $W$ positions includes the token itself",
             ]
         ],
     },
@@ -505,6 +533,17 @@ KEY_WORDS_READ: dict[tuple[str, int, int], str] = {
     ): "'why does reading the first position work there?': BERT's attention is not masked",
 }
 
+# Parts whose point answers the question's focus (:func:`focus`) in other words (read, lecturer
+# review s31, M1): (chapter, exercise, part) -> why the point answers it.
+FOCUS_READ: dict[tuple[str, int, int], str] = {
+    ("08", 2, 1): "'with the clocks of the binary table': the table's clocks are its bits, and the"
+    " point is what they say (one bit repeats, a position is the whole code)",
+    ("15", 3, 2): "'with the idea of a no-op head': the point states the idea (a head with nothing"
+    " to add still puts its weight somewhere); its name is in what a full answer may add",
+    ("18", 2, 1): "'although its 12 slopes also run from steep to flat': the point says why that"
+    " does not help (the slopes are part of what a checkpoint learned), whatever their number",
+}
+
 # The words of a question that say what it asks, not how (lecturer review s23, S3): besides the
 # make_course.STOP words, those of orders and of questions' frames.
 FRAME = set(
@@ -539,3 +578,40 @@ def misses_key_words(question: str, point: str) -> bool:
     of the question is shared."""
     key = key_words(question)
     return bool(key) and not key & {_stem(w) for w in __import__("make_course")._words(point)}
+
+
+# "explain ... with the gradient norms of the section ...": what to explain it with, before "of"
+EXPLAIN_WITH = re.compile(r"\bexplain\b[^.?]*?\bwith (?:the |an? )?(.+?)(?: of | on |[.?]|$)", re.I)
+# "..., when the stack reaches 32,768?": the fact the answer has to square with the question's
+CONTRAST = re.compile(r",\s*(?:when|although|though)\b([^?]*)", re.I)
+
+
+def focus(question: str) -> tuple[set[str], set[str]]:
+    """What a part's point must hold beyond any key word (lecturer review s31, M1: three points
+    shared the question's subject, "post-LN", "heads", "reaches", and missed what it asks): (the
+    stems of which it must share one, the numbers it must quote one of). "What goes wrong ...?"
+    asks for "wrong"; "explain ... with the X of ..." for X; "..., when (although) ... 32,768?"
+    for the number the answer has to square with."""
+    import make_course  # tools/ is on the path wherever this table is read
+
+    stems: set[str] = set()
+    if re.match(r"what goes wrong\b", question, re.I):
+        stems.add("wrong")
+    if m := EXPLAIN_WITH.search(question):
+        stems |= {_stem(w) for w in make_course._words(m.group(1))}
+    plain = re.sub(r"\$[^$]*\$|`[^`]*`", " ", question)
+    numbers = {n for m in CONTRAST.finditer(plain) for n in re.findall(r"\d[\d,]*\d", m.group(1))}
+    return stems, numbers
+
+
+def misses_focus(question: str, point: str) -> bool:
+    """Whether a part's point misses its question's :func:`focus`: it shares none of the focus's
+    stems, or quotes none of its numbers (chapter 17's "when the stack reaches 32,768?" with the
+    arithmetic of W = 1,025 as its point)."""
+    import make_course
+
+    stems, numbers = focus(question)
+    said = {_stem(w) for w in make_course._words(point)}
+    return bool(stems and not stems & said) or bool(
+        numbers and not any(n in point for n in numbers)
+    )
