@@ -279,7 +279,8 @@ def test_settings_live_in_the_url(site, server, browser):
 
 
 def test_a_link_with_other_settings_does_not_show_the_chapters_run(site, server, browser):
-    """The chapter's curve and caption describe its own run; a link that sets another says so."""
+    """The chapter's curve and caption describe its own run; a link that sets another, or a run
+    trained in the page at the chapter's settings, says so."""
     load(browser, server, "#task=sort&pos=none")
     assert browser.execute_script(f"return {ROOT}.dataset.example;") == "other"
     assert browser.execute_script(f"return {ROOT}.playground.losses.length;") == 0
@@ -305,6 +306,13 @@ def test_a_link_with_other_settings_does_not_show_the_chapters_run(site, server,
     assert "settings now chosen" not in browser.execute_script(
         f"return {ROOT}.querySelector('.book-live-caption').innerText;"
     )
+    # Play at the chapter's settings: the maps become this page's run, and the caption says so
+    steps(browser, 1)
+    caption = browser.execute_script(
+        f"return {ROOT}.querySelector('.book-live-caption').innerText;"
+    )
+    assert "describes the chapter's run, not the run trained in this page" in caption
+    assert "settings now chosen" not in caption
 
 
 def test_bad_settings_are_clamped_and_named(site, server, browser):

@@ -650,19 +650,26 @@ function readProbe(pg, task, text) {
 const chapterSettings = (example) => ({ test: LENGTH, norm: "layernorm", kv: example.defaults.heads,
   ...example.defaults });
 
-// The caption describes the chapter's run: when the controls (or the link) ask for other settings, say so.
-// pg.differs(): the settings that differ from the chapter's run; pg.markCaption() shows the note if any.
+// The caption describes the chapter's run: when the controls (or the link) ask for other settings, or
+// the page shows a run of its own (after Play, Reset or One step), say so.
+// pg.differs(): the settings that differ from the chapter's run; pg.markCaption() shows the note if any
+// differ or if the run shown is not the chapter's.
 function captionNote(pg) {
   const caption = pg.root.querySelector(".book-live-caption");
-  const note = caption ? html("span", { class: "book-pg-caption-note", hidden: "" }, caption,
-    " (This caption describes the chapter's run, not the settings now chosen.)") : null;
+  const note = caption ? html("span", { class: "book-pg-caption-note", hidden: "" }, caption, "") : null;
   pg.differs = () => {
     const s = pg.current();
     const defaults = chapterSettings(pg.example);
     return Object.keys(defaults).filter((k) => String(s[k]) !== String(defaults[k]));
   };
   pg.markCaption = () => {
-    if (note) note.hidden = pg.differs().length === 0;
+    if (!note) return;
+    const differs = pg.differs().length > 0;
+    const own = pg.root.dataset.example !== "chapter" || pg.state.worker !== null;
+    note.hidden = !differs && !own;
+    note.textContent = differs
+      ? " (This caption describes the chapter's run, not the settings now chosen.)"
+      : " (This caption describes the chapter's run, not the run trained in this page.)";
   };
 }
 
@@ -754,6 +761,7 @@ async function startRun(pg) {
   state.worker = worker;
   clearRun(state);
   if (root.dataset.example === "chapter") state.note = ""; // the library's run is no longer shown
+  pg.markCaption(); // the maps and curve shown are now this page's run
   pg.drawCurve();
   pg.clearMaps("The attention maps of the new run's initial weights are being computed.");
   worker.onmessage = (event) => { if (state.worker === worker) onMessage(pg, event.data); };
