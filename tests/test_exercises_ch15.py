@@ -257,6 +257,17 @@ def test_check_embed_rejects(name, wrong, message):
     assert not model.training  # the checker's model is back in eval mode
 
 
+def test_the_checkers_case_names_cut_sentences_after_a_whole_word():
+    assert ch15._opening("Hi.") == "Hi."
+    assert ch15._opening("The cat sat on the mat.") == "The cat sat on the…"
+    assert ch15._opening("Children were playing on the muddy bank") == "Children were…"
+    assert ch15._opening("Antidisestablishmentarianism rules.") == "Antidisestablishment…"
+    # the message a reader sees quotes the hidden batch that way
+    with pytest.raises(ExerciseFailed) as failure:
+        ch15.check_embed(lambda m, t, x: torch.zeros(len(x), 384))
+    assert "('The cat sat on the…', 'Hi.', 'Children were…')" in str(failure.value)
+
+
 def test_check_embed_reports_a_wrong_direction_by_cosine_and_a_live_dimension():
     """A wrong answer that no named mistake explains is told its smallest cosine with the answer and
     the largest difference among the dimensions that are not about 0 in every sentence (not "expected

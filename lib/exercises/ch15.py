@@ -370,10 +370,21 @@ def _check_vectors(case: str, model, tokenizer, texts: list[str], result: Tensor
     )
 
 
+def _opening(text: str, limit: int = 20) -> str:
+    """The start of `text` for a message: at most `limit` characters, cut after a whole word, with
+    "…" where it was cut."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    if text[limit] != " " and " " in head:
+        head = head.rsplit(" ", 1)[0]  # the word cut in the middle goes
+    return head.rstrip(" ,;:") + "…"
+
+
 def _check_embed_cases(embed, model, tokenizer, D: int, runs: list[int]) -> str:
     batches = _embed_batches()
     for texts in batches:
-        starts = ", ".join(repr(t[:20]) for t in texts)
+        starts = ", ".join(repr(_opening(t)) for t in texts)
         case = f"a batch of {len(texts)} sentence{'s' * (len(texts) > 1)} ({starts})"
         result = _run_embed(embed, model, tokenizer, texts, D, runs, case)
         _check_vectors(case, model, tokenizer, texts, result)

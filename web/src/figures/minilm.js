@@ -73,6 +73,16 @@ function select(parent, label, n, value) {
   return s;
 }
 
+// The chapter's caption (a child of the figure, under its static picture) describes the example as
+// the figure opens: hidden while the figure shows anything else, so that its numbers never stand
+// beside the reader's. Returns mark(isExample).
+function exampleCaption(root) {
+  const caption = root.querySelector(":scope > .book-live-caption");
+  return (isExample) => {
+    if (caption) caption.hidden = !isExample;
+  };
+}
+
 // A closure over the figure's controls and its current result; its parts (drawing, running the
 // model, the controls' handlers) share that state.
 export function mountAttention(root, example, ctx) {
@@ -89,9 +99,12 @@ export function mountAttention(root, example, ctx) {
   const map = html("div", { class: "book-live-map" }, views);
   const lines = html("div", { class: "book-live-lines" }, views);
   const status = html("p", { class: "book-live-status" }, root);
+  const markCaption = exampleCaption(root);
 
   function draw() {
     const m = current.attentions[+layer.value][+head.value];
+    markCaption(JSON.stringify(current.tokens) === JSON.stringify(example.tokens) &&
+      +layer.value === (example.layer ?? 3) && +head.value === (example.head ?? 1));
     heatmap(map, m, current.tokens, current.tokens, {
       title: `layer ${layer.value}, head ${head.value}: rows are queries, columns keys`,
       xlabel: "keys (attended to), named at the top" });
@@ -157,8 +170,10 @@ export function mountPair(root, example, ctx) {
   const compute = html("button", { type: "button", class: "book-live-compute", disabled: "" }, form,
     "Rank the heads");
   const table = html("div", { class: "book-live-table" }, root);
+  const markCaption = exampleCaption(root);
 
-  function show(rows, a, b) {
+  function show(rows, a, b, isExample) {
+    markCaption(isExample);
     // the caption above the box that scrolls, so that it wraps to a phone's width and stays whole; the
     // column that ranks, A − B, right after the head's name, so that a phone shows it without scrolling
     const caption = `Heads ranked by how much the weight from "${a}" to "${b}" differs ` +
@@ -201,6 +216,7 @@ export function mountPair(root, example, ctx) {
   }
 
   function clear() {  // no table of earlier words under a message about these ones
+    markCaption(false);
     table.replaceChildren();
     delete root.dataset.values;
   }
@@ -223,7 +239,9 @@ export function mountPair(root, example, ctx) {
         root.dataset.state = "ready";
         return;
       }
-      show(rankHeads(A.attentions, B.attentions, q, k), from, to);
+      const same = fields.a.value === example.a && fields.b.value === example.b &&
+        from === example.from && to === example.to;
+      show(rankHeads(A.attentions, B.attentions, q, k), from, to, same);
       root.dataset.state = "computed";
     } catch (err) {
       clear();
@@ -233,7 +251,8 @@ export function mountPair(root, example, ctx) {
   }
 
   compute.addEventListener("click", run);
-  show(example.top_heads.map(([l, h, c, wa, wb]) => [l, h, c, wa, wb]), example.from, example.to);
+  show(example.top_heads.map(([l, h, c, wa, wb]) => [l, h, c, wa, wb]), example.from, example.to,
+    true);
   root.dataset.state = "example";
   ctx.loadModel(root, "minilm").then(() => {
     compute.disabled = false;
