@@ -304,21 +304,27 @@ def _ch(prefix: str) -> str:
     return next(c for c in CHAPTERS if c.startswith(prefix))
 
 
-def test_each_point_shares_its_questions_key_words():
-    """Lecturer review s23, S3: make course's warning fires only when a point shares no word at all
-    with its question; each part's point shares a key word of the clause that asks (or is read and
-    named in rubric_claims.KEY_WORDS_READ with why it answers the question), in every chapter."""
+def _every_point_passes(misses, read_table):
+    """Every part's point of every chapter passes ``misses(question, point)``, or is read and named in
+    ``read_table`` (and no entry there is stale)."""
     missing, read = [], set()
     for chapter in CHAPTERS:
         for number, parts_ in _points(chapter).items():
             for i, (question, point) in enumerate(parts_, 1):
-                if rubric_claims.misses_key_words(question, point):
-                    if (chapter[:2], number, i) in rubric_claims.KEY_WORDS_READ:
+                if misses(question, point):
+                    if (chapter[:2], number, i) in read_table:
                         read.add((chapter[:2], number, i))
                     else:
                         missing.append((chapter[:2], number, i, question[-60:], point[:80]))
     assert not missing, missing
-    assert read == set(rubric_claims.KEY_WORDS_READ)  # no stale entry
+    assert read == set(read_table)  # no stale entry
+
+
+def test_each_point_shares_its_questions_key_words():
+    """Lecturer review s23, S3: make course's warning fires only when a point shares no word at all
+    with its question; each part's point shares a key word of the clause that asks (or is read and
+    named in rubric_claims.KEY_WORDS_READ with why it answers the question), in every chapter."""
+    _every_point_passes(rubric_claims.misses_key_words, rubric_claims.KEY_WORDS_READ)
     # the check itself: the old point of ch15 ex2 misses, the sentence that answers does not
     question = "Do the same with the pooled output: which of the two separates the pairs better?"
     assert rubric_claims.key_words(question) == {"separ", "pair", "bette"}
@@ -475,17 +481,7 @@ def test_each_point_answers_its_questions_focus():
     result, chapter 17's "what goes wrong" the right method, its "why W - 1, when the stack reaches
     32,768?" the arithmetic of W = 1,025. Every part's point holds its question's focus
     (rubric_claims.focus), or is read and named in rubric_claims.FOCUS_READ."""
-    missing, read = [], set()
-    for chapter in CHAPTERS:
-        for number, parts_ in _points(chapter).items():
-            for i, (question, point) in enumerate(parts_, 1):
-                if rubric_claims.misses_focus(question, point):
-                    if (chapter[:2], number, i) in rubric_claims.FOCUS_READ:
-                        read.add((chapter[:2], number, i))
-                    else:
-                        missing.append((chapter[:2], number, i, question[-60:], point[:80]))
-    assert not missing, missing
-    assert read == set(rubric_claims.FOCUS_READ)  # no stale entry
+    _every_point_passes(rubric_claims.misses_focus, rubric_claims.FOCUS_READ)
     # the three points the lecturer found: the old ones miss the focus, the new ones answer
     ((_, _), (norms, point)) = _points("09_the_transformer")[2]
     assert rubric_claims.misses_focus(

@@ -115,9 +115,11 @@ def _no_start_token(train, test, lam):
     return math.exp(-logp / m)
 
 
-def _log2_perplexity(train, test, lam, undo=math.exp):
-    """As a reader writes it: the log probabilities summed in base 2, undone by ``undo``; with math.exp
-    the bases are mixed (the mistake), with 2 ** x they match (a right answer)."""
+def _reader_perplexity(train, test, lam, log=math.log, undo=math.exp, swapped=False):
+    """As a reader writes it, with one of two mistakes: log=math.log2 sums the log probabilities in
+    base 2, undone by ``undo`` (with math.exp the bases are mixed, with 2 ** x they match: a right
+    answer); swapped=True calls BigramLM.prob(v, w) = P(v | w), because the formula reads P(w | v)
+    with v first (student review s31, 3)."""
     bigram = BigramLM(train)
     counts = Counter(w for s in train for w in s.split() + [EOS])
     total = sum(counts.values())
@@ -125,9 +127,18 @@ def _log2_perplexity(train, test, lam, undo=math.exp):
     for s in test:
         tokens = ["<s>"] + s.split() + [EOS]
         for v, w in zip(tokens, tokens[1:]):
-            logp += math.log2(lam * bigram.prob(w, v) + (1 - lam) * counts[w] / total)
+            p = bigram.prob(v, w) if swapped else bigram.prob(w, v)
+            logp += log(lam * p + (1 - lam) * counts[w] / total)
             m += 1
     return undo(-logp / m)
+
+
+def _log2_perplexity(train, test, lam, undo=math.exp):
+    return _reader_perplexity(train, test, lam, log=math.log2, undo=undo)
+
+
+def _prob_swapped(train, test, lam):
+    return _reader_perplexity(train, test, lam, swapped=True)
 
 
 def test_check_interpolation_names_log2_undone_by_exp_and_accepts_base_2_throughout():
@@ -145,21 +156,6 @@ def test_check_interpolation_names_log2_undone_by_exp_and_accepts_base_2_through
     assert ch11.check_interpolation(
         lambda tr, te, lam: _log2_perplexity(tr, te, lam, lambda x: 2**x)
     )
-
-
-def _prob_swapped(train, test, lam):
-    """A reader's answer with BigramLM.prob's arguments swapped, prob(v, w) = P(v | w), because the
-    formula reads P(w | v) with v first (student review s31, 3)."""
-    bigram = BigramLM(train)
-    counts = Counter(w for s in train for w in s.split() + [EOS])
-    total = sum(counts.values())
-    log_p, m = 0.0, 0
-    for s in test:
-        words = ["<s>"] + s.split() + [EOS]
-        for v, w in zip(words, words[1:]):
-            log_p += math.log(lam * bigram.prob(v, w) + (1 - lam) * counts[w] / total)
-            m += 1
-    return math.exp(-log_p / m)
 
 
 INTERPOLATION_WRONG = [
