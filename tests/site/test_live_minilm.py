@@ -139,6 +139,24 @@ def test_a_typed_sentence(loaded, browser, reference, index):
     assert np.abs(got - np.array(ref["attentions"])).max() < TOL
 
 
+def caption_shown(driver, selector: str) -> bool:
+    """Whether the chapter's "As it opens" caption of the figure is shown (it is a direct child)."""
+    return driver.execute_script(
+        f"const c = document.querySelector({selector!r}).querySelector(':scope > .book-live-caption');"
+        "return c === null ? null : !c.hidden;"
+    )
+
+
+def test_the_chapters_caption_shows_only_beside_the_example(loaded, browser, reference):
+    """Reader s31, ch15, 5: the caption's numbers describe the example; beside the reader's sentence
+    it hides, and it comes back with the example's sentence (at the example's layer and head)."""
+    assert caption_shown(browser, PAIR) is True  # not yet used
+    assert type_and_compute(browser, reference["minilm"][1]["text"]) == "computed"
+    assert caption_shown(browser, FIG) is False
+    assert type_and_compute(browser, reference["minilm"][0]["text"]) == "computed"
+    assert caption_shown(browser, FIG) is True
+
+
 def test_bad_input_gets_a_message(loaded, browser):
     assert type_and_compute(browser, "   ") == "ready"
     assert "empty" in message(browser, FIG)
