@@ -175,8 +175,14 @@ def test_bad_arguments_are_refused(tmp_path):
 
 def test_the_command_writes_the_package(tmp_path):
     path = tmp_path / "quiz.zip"
-    assert qb.main(["--qti", str(path), "--variants", "2", "--chapters", "17"]) == 0
+    argv = ["--qti", str(path), "--variants", "2", "--chapters", "17"]
+    assert qb.main([*argv, "--include-exercise-repeats"]) == 0
     with zipfile.ZipFile(path) as z:
         xml = z.read("attention_book_quiz/attention_book_quiz.xml")
     items = list(ET.fromstring(xml).iter(f"{Q}item"))
     assert len(items) == 2 * 2 + 1  # two questions of chapter 17, 2 variants each, and an essay
+    # by default the two that repeat chapter 17's graded exercise 4 are left out (lecturer s31, M2)
+    assert {q for q in qb.EXERCISE_REPEATS if q[1:3] == "17"} and qb.main(argv) == 0
+    with zipfile.ZipFile(path) as z:
+        xml = z.read("attention_book_quiz/attention_book_quiz.xml")
+    assert len(list(ET.fromstring(xml).iter(f"{Q}item"))) == 2 * 1  # one question, 2 variants
