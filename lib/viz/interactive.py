@@ -116,6 +116,30 @@ def figure_png(fig: Figure) -> bytes:
 
 
 # Long by its docstring (the widget it returns, each argument); the code is about 45 lines.
+# A 360 px phone shows a picture in the page's column, 328 px wide, or one drawn wider than 600 px at
+# up to twice that in a box that scrolls sideways (book/_static/reader.js)
+PHONE_COLUMN_PX, PHONE_WIDE_PX = 328, 600
+
+
+def phone_text_px(fig: Figure) -> float:
+    """The smallest text of a drawn figure (titles, labels, ticks, legends, annotations) in CSS px
+    where a 360 px phone shows its picture at the figure's own dpi: in the 328 px column, or one wider
+    than 600 px at twice the column in a box that scrolls."""
+    from matplotlib.text import Text
+
+    fig.draw_without_rendering()  # the tick labels exist once the figure is laid out
+    sizes = [
+        t.get_fontsize()
+        for t in fig.findobj(Text)
+        if t.get_visible() and t.get_text().strip() and t.get_figure() is not None
+    ]
+    if not sizes:
+        return float("inf")
+    natural = fig.get_size_inches()[0] * fig.dpi
+    shown = min(natural, (2 if natural > PHONE_WIDE_PX else 1) * PHONE_COLUMN_PX)
+    return min(sizes) * fig.dpi / 72 * shown / natural
+
+
 def interactive(draw, options, *, description="value", alt=None, notes=None):
     """A figure with a slider over precomputed states; responds with or without a running kernel.
 
@@ -134,6 +158,8 @@ def interactive(draw, options, *, description="value", alt=None, notes=None):
     Returns:
         ``ipywidgets.VBox([slider, stack])``: ``stack`` is a ``widgets.Stack`` with one
         ``widgets.HTML`` per option, holding ``<img src="data:image/png;base64,..." alt="...">``;
+        Each ``<img>`` carries ``data-phone-px``: its smallest text on a phone (:func:`phone_text_px`),
+        which the book's site test holds at 9 CSS px or more.
         ``slider`` is a ``widgets.SelectionSlider`` over the labels, starting at index 0, linked in the
         browser by ``widgets.jslink((slider, "index"), (stack, "selected_index"))``. The link is also
         kept as the attribute ``.link`` of the returned box.
@@ -160,6 +186,7 @@ def interactive(draw, options, *, description="value", alt=None, notes=None):
                     f"draw(value): expected to return a matplotlib Figure, got {type(fig).__name__} for {value!r}"
                 )
             png = base64.b64encode(figure_png(fig)).decode("ascii")
+            phone_px = phone_text_px(fig)
             if not pages:  # the first state is also the static form's picture, printed: a vector
                 first_svg = base64.b64encode(figure_svg(fig)).decode("ascii")
         # never leave a figure open: inline backends would show every state below the widget
@@ -170,7 +197,10 @@ def interactive(draw, options, *, description="value", alt=None, notes=None):
                 plt.close(number)
         text = html.escape(_alt_text(alt, value, label, description), quote=True)
         style = "max-width:100%;height:auto"
-        img = f'<img src="data:image/png;base64,{png}" alt="{text}" style="{style}">'
+        img = (
+            f'<img src="data:image/png;base64,{png}" alt="{text}" style="{style}" '
+            f'data-phone-px="{phone_px:.1f}">'
+        )
         pages.append(widgets.HTML(value=img + _notes_html(notes, value)))
 
     stack = widgets.Stack(children=pages, selected_index=0)
