@@ -737,52 +737,31 @@ class _Refused(BaseException):
 _CALLING = [False]  # True while the grader's call of a student's function runs
 
 
-def _resolve(target: str):
-    """The object a dotted name holds: a module's function ("lib.rope.apply_rope") or a class's
-    method ("lib.llama.RMSNorm.forward": a refused method refuses every instance of the class)."""
-    import importlib
-
-    parts = target.split(".")
-    for cut in range(len(parts) - 1, 0, -1):
-        try:
-            value = importlib.import_module(".".join(parts[:cut]))
-        except ImportError:
-            continue
-        for part in parts[cut:]:
-            value = getattr(value, part)
-        return value
-    raise ImportError(f"no module in {target!r}")
-
-
-_GUARDED: set[int] = (
-    set()
-)  # the ids of the functions swapped already (a pattern is looked at again)
+# the ids of the functions swapped already (a pattern's modules are looked at again)
+_GUARDED: set[int] = set()
 
 
 def _targets(target: str) -> list[tuple[str, object]]:
-    """(full name, object) of each function a refusal's target names: one, or for a pattern
-    ("transformers.models.*.modeling_*.repeat_kv": every checkpoint's copy of a function) those of
-    the modules imported so far that match it, the student's cells' imports included."""
-    import fnmatch
+    """(full name, object) of each function a refusal's target names: one ("lib.rope.apply_rope", a
+    class's method "lib.llama.RMSNorm.forward": a refused method refuses every instance of the class),
+    or for a pattern ("transformers.models.*.modeling_*.repeat_kv": every checkpoint's copy of a
+    function) those of the modules imported so far that match it, the student's cells' imports
+    included; none for a name this version of a library lacks. Found by the notebook's own resolver
+    (``lib.exercises._refusal_targets``), so the notebook and the grader refuse the same functions; the
+    full name is the holder's (its module, or its class's module and name) and the key; a static or
+    class method is its function (``lib.flash.FlashAttention.backward``: its code is swapped)."""
+    from lib.exercises import _refusal_targets
 
-    if "*" not in target:
-        return [(target, _resolve(target))]
-    parts = target.split(".")
     found = []
-    for module_name, module in list(sys.modules.items()):
-        cut = module_name.count(".") + 1
-        if module is None or not fnmatch.fnmatchcase(module_name, ".".join(parts[:cut])):
-            continue
-        objects = [(module_name, module)]  # the rest of the target: a name, or a class's method
-        for part in parts[cut:]:
-            objects = [
-                (f"{where}.{key}", value)
-                for where, holder in objects
-                for key, value in list(vars(holder).items())
-                if fnmatch.fnmatchcase(key, part)
-                and (holder is not module or getattr(value, "__module__", None) == module_name)
-            ]
-        found += [(where, value) for where, value in objects if callable(value)]
+    for holder, key, value in _refusal_targets(target):
+        where = (
+            f"{holder.__module__}.{holder.__qualname__}"
+            if isinstance(holder, type)
+            else holder.__name__
+        )
+        if isinstance(value, (staticmethod, classmethod)):
+            value = value.__func__
+        found.append((f"{where}.{key}", value))
     return found
 
 
@@ -811,11 +790,7 @@ def _guard(namespace: dict, refusals: list[dict]) -> None:
     if refusals:
         _guard_escapes()
     for i, refusal in enumerate(refusals):
-        try:
-            found = _targets(refusal["target"])
-        except (ImportError, AttributeError):
-            continue  # a function this version of the library lacks (torch._fused_rms_norm)
-        for full_name, function in found:
+        for full_name, function in _targets(refusal["target"]):
             if id(function) in _GUARDED:
                 continue
             if isinstance(function, types.BuiltinFunctionType):
@@ -838,9 +813,7 @@ def _guard(namespace: dict, refusals: list[dict]) -> None:
             def guard(
                 *args, _i=i, _original=original, _signature=signature, _when=refusal["when"], **kw
             ):
-                if not _CALLING[
-                    0
-                ]:  # the cells may call it; the student's function, under test, not
+                if not _CALLING[0]:  # the cells may call it; the function under test may not
                     return _original(*args, **kw)
                 if _checkers_own_call(_original, sys._getframe(2)):
                     return _original(*args, **kw)

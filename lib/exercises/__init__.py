@@ -619,7 +619,11 @@ def _refusal_targets(target: str) -> list[tuple[Any, str, Any]]:
                     found_here.append((holder, key) if depth == len(rest) - 1 else (value, None))
             holders = found_here
         found += [(holder, key, vars(holder)[key]) for holder, key in holders if key is not None]
-    return [(holder, key, value) for holder, key, value in found if callable(value)]
+    return [
+        (holder, key, value)
+        for holder, key, value in found
+        if callable(value) or isinstance(value, (staticmethod, classmethod))
+    ]
 
 
 def _op_name(func: Any) -> str | None:
