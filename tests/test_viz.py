@@ -531,6 +531,42 @@ def test_interactive_precomputes_one_png_per_option():
     assert len(set(pngs)) == 3  # different options give different pictures
 
 
+def test_phone_text_px_counts_the_text_a_phone_shows():
+    from lib.viz.interactive import phone_text_px
+
+    # 11 points on 5.2 inches, shown in the 328 px column: 11 / 72 * 328 / 5.2 CSS px, at any dpi
+    for dpi in (72, 110):
+        with plt.rc_context({**viz.PHONE_RC, "figure.dpi": dpi}):
+            fig, ax = plt.subplots(figsize=(5.2, 3))
+        ax.plot([0, 1])
+        ax.set_title("a title", fontsize=14)
+        assert phone_text_px(fig) == pytest.approx(11 / 72 * 328 / 5.2, rel=1e-12)
+        # a legend's 8 points count; the ticks of axes that are off do not
+        ax.legend(["line"], fontsize=8)
+        assert phone_text_px(fig) == pytest.approx(8 / 72 * 328 / 5.2, rel=1e-12)
+        plt.close(fig)
+    fig, ax = plt.subplots(figsize=(5.2, 3))
+    ax.text(0.5, 0.5, "words", fontsize=12)
+    ax.tick_params(labelsize=6)
+    ax.axis("off")
+    assert phone_text_px(fig) == pytest.approx(12 / 72 * 328 / 5.2, rel=1e-12)
+    plt.close(fig)
+    # a picture wider than 600 px scrolls at twice the column, 656 px: 10 points at 100 dpi on 10 inches
+    fig, ax = plt.subplots(figsize=(10, 3), dpi=100)
+    ax.tick_params(labelsize=10)
+    ax.set_xlabel("x", fontsize=10)
+    assert phone_text_px(fig) == pytest.approx(10 / 72 * 100 * 656 / 1000, rel=1e-12)
+    plt.close(fig)
+
+
+def test_interactive_pictures_carry_their_phone_text_size():
+    box = viz.interactive(_draw, [1, 2])
+    for child in box.children[1].children:
+        size = float(re.search(r'data-phone-px="([\d.]+)"', child.value).group(1))
+        # _draw's 2-inch figure at the default 10-point ticks: its own width on a phone, 10 points
+        assert size == pytest.approx(10 / 72 * plt.rcParams["figure.dpi"], abs=0.05)
+
+
 def test_interactive_links_slider_to_stack_in_the_browser():
     box = viz.interactive(_draw, [1, 2])
     slider, stack = box.children

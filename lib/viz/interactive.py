@@ -121,23 +121,45 @@ def figure_png(fig: Figure) -> bytes:
 PHONE_COLUMN_PX, PHONE_WIDE_PX = 328, 600
 
 
-def phone_text_px(fig: Figure) -> float:
-    """The smallest text of a drawn figure (titles, labels, ticks, legends, annotations) in CSS px
-    where a 360 px phone shows its picture at the figure's own dpi: in the 328 px column, or one wider
-    than 600 px at twice the column in a box that scrolls."""
-    from matplotlib.text import Text
-
-    fig.draw_without_rendering()  # the tick labels exist once the figure is laid out
-    sizes = [
-        t.get_fontsize()
-        for t in fig.findobj(Text)
-        if t.get_visible() and t.get_text().strip() and t.get_figure() is not None
-    ]
+def phone_text_px(fig: Figure, *, drawn: bool = False) -> float:
+    """The smallest text a figure draws (titles, labels, the ticks of axes that are on, legends,
+    annotations) in CSS px where a 360 px phone shows its picture at the figure's own dpi: in the
+    328 px column, or one wider than 600 px at twice the column in a box that scrolls. ``drawn``: the
+    figure was saved or drawn as it is now (its ticks are laid out), else it is laid out here."""
+    if not drawn:
+        fig.draw_without_rendering()
+    sizes = [t.get_fontsize() for t in _drawn_texts(fig)]
     if not sizes:
         return float("inf")
     natural = fig.get_size_inches()[0] * fig.dpi
     shown = min(natural, (2 if natural > PHONE_WIDE_PX else 1) * PHONE_COLUMN_PX)
     return min(sizes) * fig.dpi / 72 * shown / natural
+
+
+def _drawn_texts(fig: Figure) -> list:
+    """The texts with words in them that drawing ``fig`` (laid out) shows: an axis's only where its
+    axes are on, its tick labels those of its current ticks."""
+    from matplotlib.axis import Axis
+    from matplotlib.text import Text
+
+    found = []
+
+    def walk(artist) -> None:
+        if not artist.get_visible():
+            return
+        if isinstance(artist, Axis):
+            if artist.axes.axison:
+                found.extend(artist.get_ticklabels(which="both"))
+                found.extend([artist.label, artist.get_offset_text()])
+            return
+        if isinstance(artist, Text):
+            found.append(artist)
+        else:
+            for child in artist.get_children():
+                walk(child)
+
+    walk(fig)
+    return [t for t in found if t.get_visible() and t.get_text().strip()]
 
 
 def interactive(draw, options, *, description="value", alt=None, notes=None):
@@ -186,7 +208,7 @@ def interactive(draw, options, *, description="value", alt=None, notes=None):
                     f"draw(value): expected to return a matplotlib Figure, got {type(fig).__name__} for {value!r}"
                 )
             png = base64.b64encode(figure_png(fig)).decode("ascii")
-            phone_px = phone_text_px(fig)
+            phone_px = phone_text_px(fig, drawn=True)
             if not pages:  # the first state is also the static form's picture, printed: a vector
                 first_svg = base64.b64encode(figure_svg(fig)).decode("ascii")
         # never leave a figure open: inline backends would show every state below the widget

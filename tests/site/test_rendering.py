@@ -60,6 +60,27 @@ def test_every_page_with_widgets_carries_their_state(site):
     assert not missing, f"widget outputs without their state on {missing}"
 
 
+# The book's floor for a plot's text on a phone: 9 CSS px (lib.viz.interactive.PHONE_RC's figures, 11 points
+# on about 5 inches); a slider's pictures were drawn at 6-8 px (reader s32, chapter 8)
+SLIDER_TEXT_PX = 9.0
+PHONE_PX = re.compile(r'data-phone-px=\\*"([\d.]+)"')
+
+
+def test_every_slider_picture_reads_on_a_phone(site):
+    # viz.interactive writes each picture's smallest text on a 360 px phone into its <img>; the pictures
+    # live in the page's widget state
+    small, count = {}, 0
+    for page in site_pages(site):
+        values = [float(v) for v in PHONE_PX.findall(page.read_text(encoding="utf-8"))]
+        count += len(values)
+        if values and min(values) < SLIDER_TEXT_PX:
+            small[page.stem] = (min(values), sum(v < SLIDER_TEXT_PX for v in values), len(values))
+    assert count >= 50, f"only {count} slider pictures carry data-phone-px"
+    assert not small, (
+        f"slider pictures under {SLIDER_TEXT_PX} CSS px on a phone (smallest, how many, of): {small}"
+    )
+
+
 # not errors: chapters print the ValueError of bad input on purpose
 WARNING = re.compile(r"\b\w*Warning: .{0,80}")
 
