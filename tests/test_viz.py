@@ -907,6 +907,30 @@ def test_causal_mask_explorer_text_is_legible_on_a_phone(monkeypatch, column_px)
     assert len(smallest) == 9 and min(smallest) >= 10, smallest
 
 
+def test_causal_mask_explorer_numbers_fit_their_cells(monkeypatch):
+    """Every weight written in the table is narrower than its cell, on chapter 6's nine-token
+    sentence at 13 points: a weight of 1 is written "1" (its "1.00" ran into the frame of row 0,
+    review ch06 s32, item 3), the others without their leading 0 (".27")."""
+    import importlib
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    module = importlib.import_module("lib.viz.interactive")
+    figures = []
+    monkeypatch.setattr(module, "figure_png", lambda fig: figures.append(fig) or b"png")
+    torch.manual_seed(0)
+    tokens = "The FBI is chasing a criminal on the run".split()
+    causal_mask_explorer(torch.randn(9, 9), tokens)
+    fig = figures[0]
+    FigureCanvasAgg(fig).draw()
+    table = fig.axes[0]
+    cell = table.transData.transform((1, 0))[0] - table.transData.transform((0, 0))[0]
+    renderer = fig.canvas.get_renderer()
+    widths = {t.get_text(): t.get_window_extent(renderer).width for t in table.texts}
+    assert "1" in widths and "1.00" not in widths  # query 0 sees itself only: weight 1
+    assert max(widths.values()) < 0.9 * cell, (cell, widths)
+
+
 def test_sampling_explorer_text_is_legible_on_a_phone(monkeypatch):
     """Every state's smallest text is at least 9 px high once the picture is shrunk to the ~330 px of a
     360 px phone's column (chapter 13's explorer: 15 tokens and "other"; review 13c, point 12)."""

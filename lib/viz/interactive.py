@@ -350,7 +350,7 @@ def causal_mask_explorer(scores, tokens, *, mask=None, description="query", alt=
     full = masked_softmax(s)  # [T, T]; the plain softmax
 
     def draw(t):
-        # 5.2 inches with 13-point text (the cells' numbers 12): about 10.5 CSS px when a 360 px
+        # 5.2 inches with 13-point text (the cells' numbers too): about 10.5 CSS px when a 360 px
         # phone shows it 313 px wide (at 11 points, 9.2 read as 6-8 px: a reader's report, Fig. 6.6)
         with plt.rc_context(_CAUSAL_RC):
             return _causal_mask_state(t, masked, full, mask, tokens)
@@ -405,8 +405,14 @@ def _causal_mask_state(t, masked, full, mask, tokens):
     table = np.ma.masked_array(masked.numpy(), mask=~mask.numpy())  # masked cells: grey, hatched
     FONT = _CAUSAL_RC["font.size"]
     # the cells' numbers without the leading 0 (".27"), as chapter 3's tables: at 13 points "0.27"
-    # fills a cell of a nine-token table (0.39 inches) and runs into its neighbours'
+    # fills a cell of a nine-token table (0.39 inches) and runs into its neighbours'; a weight of
+    # 1.00 is written "1" for the same reason ("1.00" ran into the frame of row 0, review ch06 s32)
     CELL = FONT
+
+    def label(w):
+        text = f"{w:.2f}"
+        return "1" if text == "1.00" else text.removeprefix("0")
+
     fig, (ax1, ax2) = plt.subplots(
         2, 1, figsize=(5.2, 8.8), height_ratios=[1.25, 1], layout="constrained"
     )
@@ -427,7 +433,7 @@ def _causal_mask_state(t, masked, full, mask, tokens):
                     ax1.text(
                         j,
                         i,
-                        f"{masked[i, j]:.2f}".removeprefix("0"),
+                        label(masked[i, j]),
                         ha="center",
                         va="center",
                         fontsize=CELL,

@@ -109,6 +109,10 @@ export function mountAttention(root, example, ctx) {
       title: `layer ${layer.value}, head ${head.value}: rows are queries, columns keys`,
       xlabel: "keys (attended to), named at the top" });
     headView(lines, m, current.tokens);
+    // what the lines mean, above them (a reader met this picture with no word on it: review ch06
+    // s32, item 4)
+    lines.prepend(html("p", { class: "book-live-caption" }, null, "The same head drawn as lines: " +
+      "each query (left) to each key (right), a line as dark as its weight."));
     root.dataset.tokens = JSON.stringify(current.tokens);
   }
 
