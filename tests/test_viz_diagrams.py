@@ -221,12 +221,15 @@ def test_seq2seq_diagram_checks_its_arguments():
 def test_self_attention_diagram_labels_every_matrix_with_its_shape():
     fig = viz.self_attention_diagram(11, 10, 5, 10)
     joined = "\n".join(texts(fig))
-    for label in ["$X$", "$W_Q$", "$W_K$", "$W_V$", "$Q = XW_Q$", "$K = XW_K$", "$V = XW_V$"]:
+    for label in ["$X$", "$Q = XW_Q$", "$K = XW_K$", "$V = XW_V$"]:
         assert label in joined
+    # the weights label the arrows X -> Q, K, V (review ch06 s32, item 5): text, not boxes
+    for name, width in [("Q", 5), ("K", 5), ("V", 10)]:
+        assert f"$\\times W_{name}$\n" in joined and f"\n[10, {width}]" in joined
     assert "$S = QK^\\top/\\sqrt{d_k}$\n$[T, T]$\n[11, 11]" in joined
     assert "$A = \\mathrm{softmax}(S)$" in joined and "$Z = AV$\n$[T, d_v]$\n[11, 10]" in joined
     assert joined.count("[11, 5]") == 2 and joined.count("[10, 5]") == 2
-    assert len(boxes(fig)) == 10 and len(arrows(fig)) == 3 + 3 + 2 + 1 + 2
+    assert len(boxes(fig)) == 7 and len(arrows(fig)) == 3 + 2 + 1 + 2
     assert "[11, 10]" in fig.alt_text
     with pytest.raises(ValueError, match="d_k"):
         viz.self_attention_diagram(11, 10, 0, 10)
@@ -257,7 +260,7 @@ def test_self_attention_diagram_narrow_is_legible_on_a_phone():
     width, height = narrow.get_size_inches()
     sizes = [t.get_fontsize() for t in narrow.axes[0].texts if t.get_text()]
     assert 4.5 <= width <= 5.6 and height <= 8 and min(sizes) / width >= 2.5
-    assert len(boxes(narrow)) == len(boxes(wide)) == 10
+    assert len(boxes(narrow)) == len(boxes(wide)) == 7
     assert len(arrows(narrow)) == len(arrows(wide)) and narrow.alt_text == wide.alt_text
     assert sorted(t.replace("\n", " ") for t in texts(narrow) if "$[" not in t) == sorted(
         t.replace("\n", " ") for t in texts(wide) if "$[" not in t

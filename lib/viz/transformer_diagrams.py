@@ -52,6 +52,13 @@ def _shape_box(ax, x, y, symbol, shape, numbers, kind, w=1.1):
     _box(ax, x, y, f"{symbol}\n{shape}\n{numbers}", kind, w=w, h=0.85, fontsize=_FONT)
 
 
+def _product_label(ax, x, y, symbol, shape, numbers, font):
+    """A weight matrix written on the arrow it multiplies along (its shape under it), on white so
+    that the arrow passes behind it: a label of the arrow, not a box the data passes through."""
+    bbox = dict(boxstyle="square,pad=0.15", facecolor="white", edgecolor="none")
+    ax.text(x, y, f"{symbol}\n{shape}\n{numbers}", bbox=bbox, zorder=3, **_t(font))
+
+
 def self_attention_diagram(seq_len, d_model, d_k, d_v, *, narrow=False):
     """Chapter 6's self-attention on one sequence, Z = softmax(Q K^T / sqrt(d_k)) V with Q = X W_Q,
     K = X W_K, V = X W_V, every matrix with its shape in symbols and in numbers (``seq_len`` = T
@@ -74,14 +81,15 @@ def self_attention_diagram(seq_len, d_model, d_k, d_v, *, narrow=False):
     dm = "$[d_\\mathrm{model}, %s]$"
     _shape_box(ax, 0.6, 2.0, "$X$", "$[T, d_\\mathrm{model}]$", f"[{T}, {d_model}]", "emb", 1.05)
     rows = [
-        ("Q", 3.35, d_k, "d_k", "$W_Q$"),
-        ("K", 2.0, d_k, "d_k", "$W_K$"),
-        ("V", 0.65, d_v, "d_v", "$W_V$"),
+        ("Q", 3.35, d_k, "d_k", "$\\times W_Q$"),
+        ("K", 2.0, d_k, "d_k", "$\\times W_K$"),
+        ("V", 0.65, d_v, "d_v", "$\\times W_V$"),
     ]
     for name, y, width, sym, weight in rows:
-        _arrow(ax, 1.13, 2.0, 1.47, y)
-        _shape_box(ax, 2.05, y, weight, dm % sym, f"[{d_model}, {width}]", "ff", 1.15)
-        _arrow(ax, 2.63, y, 2.97, y)
+        # X -> "x W_Q" -> Q: the weight labels the arrow, the data does not pass through it as a stage
+        _line(ax, [1.13, 1.47], [2.0, y], color="0.2")
+        _arrow(ax, 1.47, y, 2.97, y)
+        _product_label(ax, 2.2, y, weight, dm % sym, f"[{d_model}, {width}]", _FONT)
         _shape_box(ax, 3.5, y, f"${name} = XW_{name}$", f"$[T, {sym}]$", f"[{T}, {width}]", "attn")
     _shape_box(ax, 5.15, 2.7, "$S = QK^\\top/\\sqrt{d_k}$", "$[T, T]$", f"[{T}, {T}]", "attn", 1.45)
     _arrow(ax, 4.05, 3.35, 4.42, 2.95)
@@ -253,9 +261,10 @@ def _self_attention_narrow(T, d_model, d_k, d_v, alt):
     xs = {"Q": 0.85, "K": 2.6, "V": 4.35}
     for name, width, sym in [("Q", d_k, "d_k"), ("K", d_k, "d_k"), ("V", d_v, "d_v")]:
         x = xs[name]
-        _arrow(ax, 2.6 + (x - 2.6) * 0.3, 6.17, x, 5.65)
-        box(x, 5.17, f"$W_{name}$", dm % sym, f"[{d_model}, {width}]", "ff", 1.6)
-        _arrow(ax, x, 4.69, x, 4.35)
+        # X -> "x W_Q" -> Q: the weight labels the arrow, the data does not pass through it as a stage
+        _line(ax, [2.6 + (x - 2.6) * 0.3, x], [6.17, 5.75], color="0.2")
+        _arrow(ax, x, 5.75, x, 4.35)
+        _product_label(ax, x, 5.12, f"$\\times W_{name}$", dm % sym, f"[{d_model}, {width}]", font)
         box(x, 3.87, f"${name} = XW_{name}$", f"$[T, {sym}]$", f"[{T}, {width}]", "attn", 1.6)
     box(1.45, 2.3, "$S = QK^\\top/\\sqrt{d_k}$", "$[T, T]$", f"[{T}, {T}]", "attn", 2.2)
     _arrow(ax, 0.85, 3.39, 1.1, 2.78)
