@@ -269,3 +269,29 @@ def test_head_ranking_shows_its_difference_and_caption_whole_on_a_phone(
     assert got["rankFits"] and got["tableFits"], f"at {width}x{height}: {got}"
     assert got["caption"].startswith("Heads ranked by how much the weight from"), got
     assert got["captionFits"] and not got["captionScrolls"], f"at {width}x{height}: {got}"
+
+
+# Chapter 15's head ranking says why "Rank the heads" is grey before the model is loaded, as the
+# translator does (reader s32, error 3), and the load button sits just below the controls.
+PAIR = "document.querySelector(\".book-live[data-live='minilm-pair']\")"
+PAIR_HINT = TRANSLATOR_HINT.replace(TRANSLATOR, PAIR)
+PAIR_LOAD = f"""
+const root = {PAIR};
+const load = root.querySelector('.book-live-button');
+return Boolean(load) && root.querySelector('.book-live-controls').nextElementSibling
+  === load.closest('.book-live-load');
+"""
+
+
+def test_head_ranking_says_why_rank_waits(site, server, phone_browser):
+    browser, width, height = phone_browser
+    open_page(browser, f"{server}/notebooks/15_inside_a_pretrained_model.html")
+    before = browser.execute_script(PAIR_HINT)
+    assert before["disabled"] and before["hint"] and "Load the model first" in before["hint"]
+    assert before["shown"] and before["fits"] and before["described"], before
+    assert wait_until(browser, f"{PAIR}.querySelector('.book-live-button')")
+    assert browser.execute_script(PAIR_LOAD), "the load button is not just below the controls"
+    browser.execute_script(f"{PAIR}.querySelector('.book-live-button').click()")
+    wait_until(browser, f"{PAIR}.dataset.state === 'ready'", timeout=150)
+    after = browser.execute_script(PAIR_HINT)
+    assert not after["disabled"] and after["hint"] is None, after

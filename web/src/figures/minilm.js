@@ -173,6 +173,10 @@ export function mountPair(root, example, ctx) {
   }
   const compute = html("button", { type: "button", class: "book-live-compute", disabled: "" }, form,
     "Rank the heads");
+  // why the button is grey, as chapter 4's translator says it (reader s32); the load button just below
+  const hint = html("span", { class: "book-live-status book-live-hint", id: "book-live-pair-hint" },
+    form, "Load the model first: the button just below.");
+  compute.setAttribute("aria-describedby", hint.id);
   const table = html("div", { class: "book-live-table" }, root);
   const markCaption = exampleCaption(root);
 
@@ -258,8 +262,10 @@ export function mountPair(root, example, ctx) {
   show(example.top_heads.map(([l, h, c, wa, wb]) => [l, h, c, wa, wb]), example.from, example.to,
     true);
   root.dataset.state = "example";
-  ctx.loadModel(root, "minilm").then(() => {
+  ctx.loadModel(root, "minilm", undefined, form).then(() => {
     compute.disabled = false;
+    hint.remove();
+    compute.removeAttribute("aria-describedby");
     root.dataset.state = "ready";
   }).catch((err) => {
     ctx.message(root, err.message, "error");
