@@ -15,10 +15,10 @@ only mask is causal: query i (absolute position P + i) may attend keys 0 .. P + 
 Pipeline: ids [B, T] -> wte(ids) + wpe(positions) -> dropout -> n_layer x Block -> ln_f -> lm_head
 -> logits. Block (pre-LN): x = x + attn(ln_1(x)); x = x + mlp(ln_2(x)).
 
-Submodules carry the names of the published GPT-2 checkpoint (``transformer.wte``,
-``transformer.h.0.attn.c_attn``, ...), so that ``lib.pretrained.gpt_from_hf`` is a loop over the
-state dict. OpenAI's checkpoint stores its linear layers as "Conv1D" with the weight transposed
-([in, out]); ours are nn.Linear ([out, in]).
+Submodules carry the names of transformers' GPT2LMHeadModel, OpenAI's under a ``transformer.``
+prefix (``transformer.wte``, ``transformer.h.0.attn.c_attn``, ...), so that
+``lib.pretrained.gpt_from_hf`` is a loop over the state dict. OpenAI's checkpoint stores its linear
+layers as "Conv1D" with the weight transposed ([in, out]); ours are nn.Linear ([out, in]).
 
 Decoding, as for every model of the library: ``sample``, ``greedy_decode`` and ``beam_search``
 (model, input_ids, ...) -> ``lib.decoding.Decoded``, built on this module's ``step_function``.

@@ -214,6 +214,13 @@ def test_sampling_settings_follow_the_librarys_rules(gpt_page, browser, referenc
     for t, k, p, box in [("-1", "0", "1", "Temperature"), ("1", "-3", "1", "Top-k"),
                          ("1", "0", "1.5", "Top-p")]:  # fmt: skip
         assert with_settings(t, k, p).tolist() == [] and box in message(browser, GPT)
+        # nor the previous prompt's map beside the error (reader s32, chapter 13, point 7)
+        assert (
+            browser.execute_script(
+                f"return document.querySelector({GPT!r}).querySelector('.book-live-map').childElementCount;"
+            )
+            == 0
+        )
     # top-p 0: the most probable token alone, greedy, and the figure says so
     assert with_settings("1", "0", "0").tolist() == np.eye(len(probs))[probs.argmax()].tolist()
     assert "greedy" in message(browser, GPT)
@@ -224,6 +231,25 @@ def test_sampling_settings_follow_the_librarys_rules(gpt_page, browser, referenc
     assert bars == 1
     with_settings("1", "0", "1")
     assert message(browser, GPT) == ""
+
+
+def test_steps_stop_at_eos(gpt_page, browser, reference):
+    # reader s32, chapter 13, point 7: steps ran on past <eos> into <bos> and a new document
+    ref = reference["gpt"][1]
+    n = ref["greedy"].index("<eos>") + 1
+    assert set_prompt(browser, ref["prompt"]) == "computed"
+    for _ in range(n):
+        assert set_prompt(browser, None, ".book-live-greedy") == "computed"
+    words = f"return document.querySelector({GPT!r}).querySelector('.book-live-input').value;"
+    written = browser.execute_script(words)
+    assert written.split()[len(ref["prompt"].split()) :] == ref["greedy"][:n]
+    assert "<eos>" in message(browser, GPT)
+    for button in (".book-live-greedy", ".book-live-sample"):
+        browser.execute_script(
+            f"document.querySelector({GPT!r}).querySelector({button!r}).click();"
+        )
+        assert browser.execute_script(words) == written
+    assert set_prompt(browser, ref["prompt"]) == "computed" and message(browser, GPT) == ""
 
 
 def test_gpt_bad_input_gets_a_message(gpt_page, browser):

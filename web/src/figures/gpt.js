@@ -136,22 +136,31 @@ export function mountGpt(root, example, ctx) {
     return { probs, note: s.note };
   }
 
+  // A document ends at <eos>: the steps stop there, as the chapter's samples are shown up to it (the
+  // training stream would go on with <bos> and a new document; reader s32, chapter 13, point 7).
+  const ended = () => current.tokens.at(-1) === "<eos>";
+
   function redraw() {
     let probs = null;
     let note;
     try {
       ({ probs, note } = distribution());
     } catch (err) {
-      note = err.message;  // a bad setting: said, and no bars drawn from it
+      note = err.message;  // a bad setting: said, and no bars or map drawn from it
     }
-    const notes = [...promptNotes, note].filter((n) => n);
+    const end = ended() ? "The text ended with <eos>: the steps stop there. Edit the prompt to go on."
+      : "";
+    const notes = [...promptNotes, note, end].filter((n) => n);
     ctx.message(root, notes.join(" "), promptNotes.length || !probs ? "warning" : "info");
-    if (probs) {
-      bars(barBox, probs, current.itos);
-    } else {
-      barBox.replaceChildren();
-    }
     root.dataset.values = JSON.stringify(probs ? Array.from(probs) : []);
+    root.dataset.tokens = JSON.stringify(current.tokens);
+    if (!probs) {
+      // the previous prompt's map would sit beside an error (reader s32, chapter 13, point 7)
+      barBox.replaceChildren();
+      map.replaceChildren();
+      return probs;
+    }
+    bars(barBox, probs, current.itos);
     const rows = [];
     const labels = [];
     current.lastAttention.forEach((layer, l) => layer.forEach((row, h) => {
@@ -160,7 +169,6 @@ export function mountGpt(root, example, ctx) {
     }));
     heatmap(map, rows, labels, current.tokens.map(shown), { title: "attention of the last token", cell: 24,
       xlabel: "earlier tokens it attends to" });
-    root.dataset.tokens = JSON.stringify(current.tokens);
     return probs;
   }
 
@@ -185,8 +193,8 @@ export function mountGpt(root, example, ctx) {
   }
 
   function step(pick) {
-    const probs = redraw();  // a bad setting: its message, and no step
-    if (!probs) return Promise.resolve();
+    const probs = redraw();  // a bad setting or an ended text: its message, and no step
+    if (!probs || ended()) return Promise.resolve();
     const v = pick(probs);
     input.value = `${input.value.trim()} ${current.itos[v]}`;
     return run();
