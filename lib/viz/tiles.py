@@ -79,7 +79,7 @@ def tiling_diagram(
     """Chapter 18's tiling (Dao et al. 2022, fig. 1), stacked for narrow pages: above, the T x T
     scores cut into tiles of block_q queries by block_k keys, numbered in the order
     ``lib.flash.tiled_attention`` computes them (with ``causal``, the tiles above the diagonal are
-    never computed and the diagonal tiles mask their upper cells); below, the slow memory (HBM) holding Q, K, V, O and L, and the fast
+    never computed and the tiles the diagonal crosses mask their upper cells); below, the slow memory (HBM) holding Q, K, V, O and L, and the fast
     on-chip memory (SRAM) holding one tile's worth. ``legend`` (with ``causal``): a key to the
     hatched and dotted cells under the grid. Returns the Figure (with ``alt_text``)."""
     for name, value in (("T", T), ("block_q", block_q), ("block_k", block_k)):
@@ -96,7 +96,7 @@ def tiling_diagram(
         f"1 to {len(order)} row of tiles by row of tiles"
         + (
             f"; the {n_all - len(order)} tiles above the diagonal are grey and never computed, and "
-            f"the {diagonal} tiles on the diagonal mask their cells above it (dotted)"
+            f"the {diagonal} tiles that the diagonal crosses mask their cells above it (dotted)"
             + (
                 "; a legend under the grid reads: hatched, never computed; dotted, masked in its tile"
                 if legend
