@@ -47,11 +47,13 @@ def _grid(ax, T, block_q, block_k, causal, read=(), now=None, fontsize=11):
             if skipped:
                 ax.add_patch(mpatches.Rectangle((j0, i0), j1 - j0, i1 - i0, fill=False,
                                                 hatch="//", ec="0.6", lw=0))  # fmt: skip
-    if causal:  # the cells above the diagonal inside the diagonal tiles are masked
+    # the cells above the diagonal inside the tiles it crosses are masked: dense dark dots, which
+    # a phone shows (sparse grey ones faded there, s32)
+    if causal:
         for i in range(T):
             for j in range(i + 1, T):
                 if j < (i // block_q + 1) * block_q:
-                    ax.add_patch(mpatches.Rectangle((j, i), 1, 1, fill=False, hatch="..", ec="0.5",
+                    ax.add_patch(mpatches.Rectangle((j, i), 1, 1, fill=False, hatch="...", ec="0.25",
                                                     lw=0))  # fmt: skip
     if now is not None:
         i0, i1, j0, j1 = now
@@ -143,7 +145,7 @@ def tiling_diagram(
     ax.text(mid, 0.17, "never stored: the [T, T] matrices S and P", **_t(_GRID_PT))
     if key:
         skipped = mpatches.Patch(fc=_SKIP, ec="0.6", hatch="//", label="never computed")
-        masked = mpatches.Patch(fc="white", ec="0.5", hatch="..", label="masked in its tile")
+        masked = mpatches.Patch(fc="white", ec="0.25", hatch="...", label="masked in its tile")
         ax.legend(handles=[skipped, masked], loc="center", bbox_to_anchor=(mid, 4.05),
                   bbox_transform=ax.transData, ncol=2, frameon=False, fontsize=_GRID_PT,
                   handlelength=1.6, columnspacing=1.2)  # fmt: skip
