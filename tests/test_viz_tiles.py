@@ -28,6 +28,8 @@ def test_tiling_diagram_numbers_the_tiles_it_computes(causal, n_tiles):
     assert numbers == [str(n) for n in range(1, n_tiles + 1)]
     assert f"numbered 1 to {n_tiles}" in fig.alt_text
     assert ("2 tiles above the diagonal are grey" in fig.alt_text) == causal
+    # the tiles the diagonal crosses, not only those on it (0-3 x 2-3 too): 4 of them
+    assert ("the 4 tiles that the diagonal crosses mask" in fig.alt_text) == causal
     for label in (t for t in fig.axes[1].texts if t.get_text().isdigit()):
         x, y = label.get_position()  # key j across, query i down
         assert not causal or math.floor(x) <= math.floor(y)  # on a computed cell, not a dotted one

@@ -47,11 +47,13 @@ def _grid(ax, T, block_q, block_k, causal, read=(), now=None, fontsize=11):
             if skipped:
                 ax.add_patch(mpatches.Rectangle((j0, i0), j1 - j0, i1 - i0, fill=False,
                                                 hatch="//", ec="0.6", lw=0))  # fmt: skip
-    if causal:  # the cells above the diagonal inside the diagonal tiles are masked
+    # the cells above the diagonal inside the tiles it crosses are masked: dense dark dots, which
+    # a phone shows (sparse grey ones faded there, s32)
+    if causal:
         for i in range(T):
             for j in range(i + 1, T):
                 if j < (i // block_q + 1) * block_q:
-                    ax.add_patch(mpatches.Rectangle((j, i), 1, 1, fill=False, hatch="..", ec="0.5",
+                    ax.add_patch(mpatches.Rectangle((j, i), 1, 1, fill=False, hatch="...", ec="0.25",
                                                     lw=0))  # fmt: skip
     if now is not None:
         i0, i1, j0, j1 = now
@@ -79,7 +81,7 @@ def tiling_diagram(
     """Chapter 18's tiling (Dao et al. 2022, fig. 1), stacked for narrow pages: above, the T x T
     scores cut into tiles of block_q queries by block_k keys, numbered in the order
     ``lib.flash.tiled_attention`` computes them (with ``causal``, the tiles above the diagonal are
-    never computed and the diagonal tiles mask their upper cells); below, the slow memory (HBM) holding Q, K, V, O and L, and the fast
+    never computed and the tiles the diagonal crosses mask their upper cells); below, the slow memory (HBM) holding Q, K, V, O and L, and the fast
     on-chip memory (SRAM) holding one tile's worth. ``legend`` (with ``causal``): a key to the
     hatched and dotted cells under the grid. Returns the Figure (with ``alt_text``)."""
     for name, value in (("T", T), ("block_q", block_q), ("block_k", block_k)):
@@ -96,7 +98,7 @@ def tiling_diagram(
         f"1 to {len(order)} row of tiles by row of tiles"
         + (
             f"; the {n_all - len(order)} tiles above the diagonal are grey and never computed, and "
-            f"the {diagonal} tiles on the diagonal mask their cells above it (dotted)"
+            f"the {diagonal} tiles that the diagonal crosses mask their cells above it (dotted)"
             + (
                 "; a legend under the grid reads: hatched, never computed; dotted, masked in its tile"
                 if legend
@@ -143,7 +145,7 @@ def tiling_diagram(
     ax.text(mid, 0.17, "never stored: the [T, T] matrices S and P", **_t(_GRID_PT))
     if key:
         skipped = mpatches.Patch(fc=_SKIP, ec="0.6", hatch="//", label="never computed")
-        masked = mpatches.Patch(fc="white", ec="0.5", hatch="..", label="masked in its tile")
+        masked = mpatches.Patch(fc="white", ec="0.25", hatch="...", label="masked in its tile")
         ax.legend(handles=[skipped, masked], loc="center", bbox_to_anchor=(mid, 4.05),
                   bbox_transform=ax.transData, ncol=2, frameon=False, fontsize=_GRID_PT,
                   handlelength=1.6, columnspacing=1.2)  # fmt: skip
