@@ -133,9 +133,10 @@ class LearnedPositionalEmbedding(nn.Module):
     forward(x [B, T, D]) -> [B, T, D] (any leading dims), T <= max_len; x must have the parameters' dtype.
     The table is ``embedding.weight`` of the nn.Embedding ``embedding``. Unlike the sinusoids, it
     cannot go past max_len: positions it never saw have no row.
-    Initialization: N(0, 0.02^2), as GPT (Radford et al. 2018, sec. 4.1) does; BERT's original code
-    truncates the same normal at two standard deviations (nn.Embedding's default N(0, 1) would drown
-    token embeddings of that scale).
+    Initialization: N(0, 0.02^2), as GPT-1 (Radford et al. 2018, sec. 4.1) and Hugging Face's GPT-2
+    do (OpenAI's GPT-2 code draws ``wpe`` with std 0.01); BERT's original code truncates the same
+    normal at two standard deviations (nn.Embedding's default N(0, 1) would drown token embeddings of
+    that scale).
     """
 
     def __init__(self, d_model: int, max_len: int = 512):

@@ -541,14 +541,15 @@ def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=
 
 # A slider's picture on a 360 px phone is shown 308 CSS px wide (the 328 px column less the
 # captioned figure's padding and the widget's margins, measured in Chromium's mobile emulation):
-# 12-point text on 5.2 inches is 12 / 72 * 308 / 5.2, about 9.9 CSS px high there.
-_NARROW_PT = 12
+# 13-point text on 5.2 inches is 13 / 72 * 308 / 5.2, about 10.7 CSS px high there, no smaller
+# than a static 5.2-inch figure's 12-point text in the 328 px column (10.5 px).
+_NARROW_PT = 13
 
 
 def _wide_figure(narrow=False):
     if not isinstance(narrow, bool):
         raise TypeError(f"narrow: expected True or False, got {narrow!r}")
-    if narrow:  # drawn for a phone: 5.2 inches wide, 12-point text
+    if narrow:  # drawn for a phone: 5.2 inches wide, 13-point text
         fig, ax = plt.subplots(figsize=(5.2, 3.6), layout="constrained")
         for item in [ax.xaxis.label, ax.yaxis.label, ax.title]:
             item.set_fontsize(_NARROW_PT)
@@ -561,7 +562,7 @@ def _wide_figure(narrow=False):
 
 def encoding_vector(vector, title, *, narrow=False):
     """One position's encoding vector [D] as bars over its dimensions: the even ones (sines) in
-    C0, the odd ones (cosines) in C1. ``narrow``: drawn for a phone (5.2 inches, 12-point text,
+    C0, the odd ones (cosines) in C1. ``narrow``: drawn for a phone (5.2 inches, 13-point text,
     the key below the bars). Returns the Figure."""
     vec = _to_numpy(vector, "vector").reshape(-1)
     D = len(vec)
@@ -580,7 +581,7 @@ def encoding_vector(vector, title, *, narrow=False):
 
 def encoding_dimension(values, title, color="C0", *, narrow=False):
     """One dimension of an encoding table over the positions, ``values`` [P], as a line with
-    markers. ``narrow``: drawn for a phone (5.2 inches, 12-point text). Returns the Figure."""
+    markers. ``narrow``: drawn for a phone (5.2 inches, 13-point text). Returns the Figure."""
     col = _to_numpy(values, "values").reshape(-1)
     fig, ax = _wide_figure(narrow)
     ax.plot(range(len(col)), col, "o-", ms=2.5, lw=1.2, color=color)

@@ -427,12 +427,17 @@ def positional_encoding_figure(
             ylabel="position",
             title=f"PE: {positions} positions\nx {d_model} dims",
         )
-        ax2.plot(table[position], color="C0", lw=1)
-        ax2.set(xlabel="dimension", ylabel=f"PE[{position}]")
+        # sines (even dimensions) and cosines (odd) apart, as the page draws them: one line through
+        # both zig-zags between them
+        dims = torch.arange(d_model)
+        for parity, name, color in [(0, "sin", "C0"), (1, "cos", "C1")]:
+            ax2.plot(dims[parity::2], table[position, parity::2], color=color, lw=1, label=name)
+        ax2.set(xlabel="dimension", ylabel=f"PE[{position}]", ylim=(-1.1, 1.1))
+        ax2.legend(loc="lower center", bbox_to_anchor=(0.5, 1.0), ncols=2, frameon=False)
     png = figure_png(fig)
     plt.close(fig)
     example = {"positions": positions, "d_model": d_model, "base": base, "position": position}
-    alt = f"The sinusoidal positional-encoding table for {positions} positions and {d_model} dimensions (base {base:g}), coloured from dark blue (-1) to yellow (+1) as its colour bar shows, and row {position} drawn as a curve over the dimensions."
+    alt = f"The sinusoidal positional-encoding table for {positions} positions and {d_model} dimensions (base {base:g}), coloured from dark blue (-1) to yellow (+1) as its colour bar shows, and row {position} drawn over the dimensions as two curves, its sines (even dimensions) and its cosines (odd)."
     return LiveFigure("positional-encoding", example, png=png, alt=alt, caption=caption)
 
 

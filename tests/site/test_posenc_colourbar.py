@@ -77,10 +77,14 @@ const root = document.querySelector(arguments[0]);
 const table = root.querySelector('canvas.book-live-table').getBoundingClientRect();
 const svg = root.querySelector('svg.book-live-curve');
 const box = svg.getBoundingClientRect();
-const xs = svg.querySelector('polyline').getAttribute('points').split(' ').map((p) => box.left + Number(p.split(',')[0]));
+const xs = {};
+svg.querySelectorAll('polyline').forEach((line) => {
+  xs[line.dataset.series] = line.getAttribute('points').split(' ').map((p) => box.left + Number(p.split(',')[0]));
+});
+const keys = Array.from(svg.querySelectorAll('.book-live-curve-key')).map((t) => t.textContent);
 const ticks = Array.from(root.querySelectorAll('svg.book-live-curve text, .book-live-table-ticks text'))
   .map((t) => [t.textContent, t.getBoundingClientRect().height]);
-return {table: [table.left, table.width], xs, ticks, W: document.documentElement.clientWidth, right: box.right};
+return {table: [table.left, table.width], xs, keys, ticks, W: document.documentElement.clientWidth, right: box.right};
 """
 
 
@@ -96,8 +100,14 @@ def _check_alignment(server, browser, d_model: int) -> dict:
     assert set_fields(browser, sel, {"d_model": d_model}) == "computed"
     got = browser.execute_script(ALIGNMENT, sel)
     left, width = got["table"]
-    assert len(got["xs"]) == d_model
-    assert np.abs(np.array(got["xs"]) - _column_centres(left, width, d_model)).max() < 1.0, got
+    # two curves, the sines (even j) and the cosines (odd j): one line through both zig-zagged
+    # between them (reader s32, ch08, 3), each with its key
+    assert sorted(got["xs"]) == ["cos", "sin"] and got["keys"] == ["sin (even j)", "cos (odd j)"]
+    centres = _column_centres(left, width, d_model)
+    for series, first in [("sin", 0), ("cos", 1)]:
+        xs = np.array(got["xs"][series])
+        assert len(xs) == d_model // 2
+        assert np.abs(xs - centres[first::2]).max() < 1.0, got
     labels = [t for t, _ in got["ticks"]]
     assert (
         "0" in labels and str(d_model - 1) in labels and "99" in labels and "dimension j" in labels
@@ -112,9 +122,9 @@ def _check_alignment(server, browser, d_model: int) -> dict:
 @pytest.mark.browser
 @pytest.mark.parametrize("d_model", [128, 16])
 def test_curve_point_j_lies_below_column_j(server, browser, d_model):
-    """The curve under the live table shares the table's x-extent: point j of the curve lies straight
-    below column j (the reader reads a column down to its point), with dimension ticks under it and the
-    table's position ticks beside it, 11 px text."""
+    """The curves under the live table share the table's x-extent: point j of the sines (even j) or
+    of the cosines (odd j) lies straight below column j (the reader reads a column down to its point),
+    with dimension ticks under them and the table's position ticks beside it, 11 px text."""
     got = _check_alignment(server, browser, d_model)
     assert got["W"] > 900 and got["table"][1] >= 400  # the desktop layout: the canvas at full size
 

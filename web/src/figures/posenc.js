@@ -88,8 +88,16 @@ function drawTable(canvas, P, D, b, p) {
 // reader read its digits at 6-8 px: chapter 8's live figure); "511" fits the gutter.
 const FONT = 13;
 const GUTTER = 30; // left of the table: its position ticks, and the curve's -1, 0, 1
-// the plot's top margin, height (1 down to -1), room under it (the ticks' labels and "dimension j")
-const CURVE = { top: 8, plot: 90, below: 12 + 2 * FONT + 6 };
+// the plot's top margin (the key), height (1 down to -1), room under it (the ticks' labels and
+// "dimension j")
+const CURVE = { top: FONT + 14, plot: 90, below: 12 + 2 * FONT + 6 };
+// the row's sines (even j) and cosines (odd j) as two curves, in the colours of the slider figures
+// above them (matplotlib's C0 and C1 there): one line through both zig-zagged between them, a solid
+// band at 1024 dimensions (reader s32, ch08, 3)
+const SERIES = [
+  { parity: 0, name: "sin", key: "sin (even j)", stroke: "#006BA4" },
+  { parity: 1, name: "cos", key: "cos (odd j)", stroke: "#FF800E" },
+];
 
 // Round tick values for 0 .. n - 1 that fit in `span` pixels: 0, multiples of a step of 1, 2, 2.5 or 5
 // times a power of ten, and n - 1, each at least 40 px from the next.
@@ -121,9 +129,10 @@ function positionTicks(container, P, height) {
   container.replaceChildren(svg);
 }
 
-// Position p's row as a curve under the table: its plot area starts `left` px from the curve's box and is
-// `width` px wide, the canvas's own offset and width, so the point of dimension j lies straight below
-// column j of the table; values -1, 0 and 1 up the left, round dimensions (ticks) across.
+// Position p's row as two curves under the table, its sines and its cosines, with their key above: the
+// plot area starts `left` px from the curve's box and is `width` px wide, the canvas's own offset and
+// width, so the point of dimension j lies straight below column j of the table; values -1, 0 and 1 up
+// the left, round dimensions (ticks) across.
 function rowCurve(vec, p, left, width) {
   const D = vec.length;
   const total = left + width + 2 * FONT; // room for half of the last tick's label, up to 1023
@@ -132,7 +141,15 @@ function rowCurve(vec, p, left, width) {
   const y = (v) => CURVE.top + CURVE.plot / 2 - (v * CURVE.plot) / 2;
   const svg = el("svg", { width: total, height, viewBox: `0 0 ${total} ${height}`, role: "img",
     class: "book-live-curve", "font-size": FONT, "font-family": "sans-serif" });
-  el("title", {}, svg).textContent = `PE[${p}, :] over the ${D} dimensions, each below its column of the table`;
+  el("title", {}, svg).textContent = `PE[${p}, :] over the ${D} dimensions, sines (even j) and cosines ` +
+    "(odd j) as two curves, each point below its column of the table";
+  SERIES.forEach((s, k) => {
+    const x0 = left + k * 8 * FONT;
+    el("line", { x1: x0, x2: x0 + 18, y1: FONT / 2 + 2, y2: FONT / 2 + 2, stroke: s.stroke,
+      "stroke-width": 2.5 }, svg);
+    el("text", { x: x0 + 22, y: FONT / 2 + 2, "dominant-baseline": "middle", fill: "currentColor",
+      class: "book-live-curve-key" }, svg).textContent = s.key;
+  });
   for (const v of [1, 0, -1]) {
     el("line", { x1: left, x2: left + width, y1: y(v), y2: y(v), stroke: v === 0 ? "#bbb" : "#e4e4e4" }, svg);
     el("text", { x: left - 5, y: y(v), "text-anchor": "end", "dominant-baseline": "middle",
@@ -146,8 +163,12 @@ function rowCurve(vec, p, left, width) {
   }
   el("text", { x: left + width / 2, y: axis + 8 + 2 * FONT, "text-anchor": "middle", fill: "currentColor" }, svg)
     .textContent = "dimension j";
-  const pts = Array.from(vec, (v, j) => `${x(j).toFixed(1)},${y(v).toFixed(1)}`);
-  el("polyline", { points: pts.join(" "), fill: "none", stroke: "#1f5fa8", "stroke-width": 1.5 }, svg);
+  for (const s of SERIES) {
+    const pts = [];
+    for (let j = s.parity; j < D; j += 2) pts.push(`${x(j).toFixed(1)},${y(vec[j]).toFixed(1)}`);
+    el("polyline", { points: pts.join(" "), fill: "none", stroke: s.stroke, "stroke-width": 1.5,
+      "data-series": s.name }, svg);
+  }
   svg.dataset.plot = JSON.stringify([left, width]);
   return svg;
 }
@@ -215,12 +236,12 @@ export function mountPositional(root, example, ctx) {
     shown = [vec, p, P];
     fit();
     axes.textContent = `Table: one row per position (0 at the top, ${P - 1} at the bottom), one column ` +
-      `per dimension j (0 at the left, ${D - 1} at the right). Curve below: PE[${p}, j] (from -1 to 1) ` +
-      "against the dimension j, each point below its column of the table.";
+      `per dimension j (0 at the left, ${D - 1} at the right). Curves below: PE[${p}, j] (from -1 to 1) ` +
+      "against the dimension j, sines (even j) and cosines (odd j) apart, each point below its column.";
     line.replaceChildren(curveBox, numbersTable(Array.from(vec, (v) => [v]),
       Array.from(vec, (_, j) => String(j)), [`PE[${p}, j]`], `PE[${p}, :]: the ${D} values of position ${p}`,
       "dimension j", line));
-    status.textContent = `Row ${p} (orange) of the ${P} x ${D} table, drawn below as a curve over the ` +
+    status.textContent = `Row ${p} (orange) of the ${P} x ${D} table, drawn below as two curves over the ` +
       `dimensions: fast sines on the left, slow ones on the right (wavelengths from 2π to ` +
       `${wavelength(2 * Math.PI * b ** ((D - 2) / D))}).`;
     root.dataset.values = JSON.stringify(Array.from(vec));
