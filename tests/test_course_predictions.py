@@ -369,7 +369,10 @@ def test_a_prediction_computed_with_the_chapters_own_code_is_flagged():
     import grade_course
 
     exercise, earlier, answers, _ = _collected("07_multi_head_attention")
-    assert exercise.test == "ex1_test" and exercise.args == ["n_params", "learns_task"]
+    assert exercise.test == "ex1_test"
+    assert exercise.args == ["n_params", "learns_task", "accuracy"]
+    # the accuracy is the run the statement asks for ("set `accuracy` to"), not a prediction
+    assert grade_course.predicted(exercise) == ["n_params", "learns_task"]
     assert any("class BracketModel(nn.Module)" in cell for cell in earlier)
     computed = grade_course.prediction_computed
     built = "one = BracketModel(n_heads=1)\nn_params = sum(p.numel() for p in one.parameters())\n"

@@ -190,3 +190,28 @@ def test_heads_fused_into_one_attention_call_are_refused(module):
 
 def test_torch_attention_one_head_at_a_time_passes():
     assert ch07.check_separate_heads(_TorchPerHead).passed
+
+
+# --- exercise 1: the prediction is graded against the reader's run -------------------------------------
+
+
+def test_learns_task_is_graded_only_against_the_readers_run():
+    """Reader s32, 5: before the run, True and False get the same words (neither is confirmed nor
+    corrected: a True/False graded before training gives the answer away); with the run, a wrong
+    True is named, a right False passes."""
+    before = [ch07.check_one_head(13_209, guess) for guess in (True, False)]
+    assert [v.status for v in before] == ["not attempted", "not attempted"]
+    assert before[0].message == before[1].message
+    assert "set accuracy to accuracies(one_head)['both digits']" in before[0].message
+    assert "no" not in before[0].message.split()
+    with pytest.raises(ExerciseFailed, match="learns_task: your run says otherwise"):
+        ch07.check_one_head(13_209, True, 0.197)
+    assert ch07.check_one_head(13_209, False, 0.197).passed
+
+
+def test_a_wrong_count_gets_the_parts_not_their_sizes():
+    """Reader s32, 5: the hint names the parts to count, not their sizes (which sum to the answer)."""
+    with pytest.raises(ExerciseFailed, match="Count every part") as wrong:
+        ch07.check_one_head(12_345, False, 0.197)
+    for size in ("40 x 32", "8 x 32", "32 -> 128", "4D^2"):
+        assert size not in str(wrong.value)

@@ -59,11 +59,13 @@ _PARTS = {
 
 
 @checker("one head")
-def check_one_head(n_params: Any, learns_task: Any) -> str:
+def check_one_head(n_params: Any, learns_task: Any, accuracy: Any = None) -> str:
     """Check the predictions of exercise 1: ``n_params``, the number of parameters of
     ``BracketModel(n_heads=1)``, and ``learns_task`` (True/False): does it reach 99% test accuracy in the
-    chapter's 300 training steps? The two are graded together, only once both are given (a lone
-    True/False would be confirmed or corrected, which gives the answer away)."""
+    chapter's 300 training steps? ``accuracy``: the reader's own measurement once trained,
+    ``accuracies(one_head)["both digits"]`` (a number, or the whole dict). The two predictions are
+    graded together, only once both are given, and ``learns_task`` only against the reader's run (a
+    True/False confirmed or corrected before it would give the answer away)."""
     if n_params is None and learns_task is None:
         not_attempted(
             "write your two predictions (n_params and learns_task) in the cell above, then run this cell again."
@@ -96,13 +98,29 @@ def check_one_head(n_params: Any, learns_task: Any) -> str:
             if n == N_PARAMETERS - size:
                 fail(f"n_params = {n:,.0f} leaves out the {part}; the rest of your count is right.")
         fail(
-            f"n_params = {n:,.0f} is not it. Count every part: token embeddings {VOCAB} x {D}, position vectors {POSITIONS} x {D}, the attention's four {D} x {D} projections with their biases (4D^2 + 4D), and the readout {D} -> {HIDDEN} -> {CLASSES} with its biases. The number of heads changes none of these sizes."
+            f"n_params = {n:,.0f} is not it. Count every part of BracketModel: its token embeddings, its position vectors, its attention layer and its readout, each with its biases. The number of heads changes none of their sizes."
         )
-    if expect_bool(learns_task, "learns_task"):
+    predicts_learning = expect_bool(learns_task, "learns_task")
+    if accuracy is None:  # the same words for True and False: the run decides
+        not_attempted(
+            "n_params is right. Now train BracketModel(n_heads=1) as the exercise says, set accuracy to accuracies(one_head)['both digits'] and run this cell again: learns_task is graded against your run."
+        )
+    if isinstance(accuracy, dict) and "both digits" in accuracy:
+        accuracy = accuracy["both digits"]
+    measured = expect_number(accuracy, "accuracy")
+    if not 0 <= measured <= 1:
         fail(
-            "learns_task: no, your prediction is not what training gives. Train it with the same call to fit and look with relation_weights: where does the single head put its weight, and which digit stays at chance?"
+            f"accuracy = {fmt(measured)} is not a share between 0 and 1: use accuracies(one_head)['both digits']."
         )
-    return f"both predictions are right: {N_PARAMETERS:,} parameters, as with four heads, but trained the same way, the one head settles on one of the two lookups and leaves the other digit to chance."
+    if measured >= 0.99:
+        fail(
+            f"accuracy = {measured:.3f} is not the accuracy of the exercise's run: train BracketModel(n_heads=1) after resetting both seeds, with the same call to fit, and measure it with accuracies."
+        )
+    if predicts_learning:
+        fail(
+            f"learns_task: your run says otherwise (both digits right at {measured:.0%} of the positions, short of 99%); look with relation_weights: where does the single head put its weight, and which digit stays at chance?"
+        )
+    return f"both predictions are right, and your run agrees ({measured:.0%}): {N_PARAMETERS:,} parameters, as with four heads, but trained the same way, the one head settles on one of the two lookups and leaves the other digit to chance."
 
 
 # --- exercise 2: heads as separate matrices --------------------------------------------------------------
