@@ -424,6 +424,24 @@ def test_check_long_context_names_each_mistake(answer, message):
         ch17.check_long_context(*answer)
 
 
+def test_check_long_context_names_every_wrong_prediction_at_once():
+    with pytest.raises(ExerciseFailed) as failed:
+        ch17.check_long_context(8.75, 1024, 128.125)
+    said = str(failed.value)
+    for part in (
+        "qwen3_cache_gib = 8.75: twice too large",
+        "smallest_window = 1,024 is too small",
+        "window_cache_mib = 128.1: that keeps W = 1,025 positions",
+    ):
+        assert part in said, said
+    # one wrong, two right: only the wrong one is named
+    with pytest.raises(ExerciseFailed) as failed:
+        ch17.check_long_context(4.375, 1026, 128)
+    assert "smallest_window" in str(failed.value)
+    assert "qwen3_cache_gib" not in str(failed.value)
+    assert "window_cache_mib" not in str(failed.value)
+
+
 def test_the_long_context_answers_are_the_librarys():
     right = ch17._long_context_answers()
     qwen = LlamaConfig.qwen3_0_6b()

@@ -1056,6 +1056,17 @@ def test_rope_explorer_one_state_per_setting_each_on_the_curve():
         rope_explorer(q, k, [(20, 0)], max_offset=6)
 
 
+def test_rope_explorer_text_is_the_static_figures_size_on_a_phone():
+    # 13 pt on 5.2 inches, as chapter 17's static figures: 13 / 72 * 328 / 5.2 = 11.39 CSS px in a
+    # 360 px phone's column (12 pt, its old smallest, gave 10.5)
+    g = torch.Generator().manual_seed(3)
+    q, k = torch.randn(8, generator=g), torch.randn(8, generator=g)
+    box = rope_explorer(q, k, [(2, 0), (3, 8), (16, 4)])
+    for page in box.children[1].children:
+        px = float(re.search(r'data-phone-px="([0-9.]+)"', page.value).group(1))
+        assert px >= 11.35, px
+
+
 # --- label_points: labels clear of the points and of each other ------------------------------------
 
 

@@ -24,6 +24,7 @@ from torch import Tensor
 from lib.llama import LlamaConfig, count_parameters, kv_cache_bytes_per_token
 
 from . import (
+    CheckFailed,
     attempted,
     call,
     checker,
@@ -712,7 +713,8 @@ def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_
     (3 significant digits), the window exactly, the MiB to 0.01 MiB (one position of the cache is
     0.125 MiB, so 128 and 128.125 must be told apart). Each usual slip (H for Hkv, 4 bytes, keys
     without values, one layer, GB, W kept for W - 1, MiB given in GiB, KiB, MB or bytes, the cache of a window one too small, the reach
-    for the cache, Mistral's own window of 4,096 kept instead of the new one) is named, also when rounded (within half a position)."""
+    for the cache, Mistral's own window of 4,096 kept instead of the new one) is named, also when rounded (within half a position); every
+    wrong prediction is named at once."""
     given = (qwen3_cache_gib, smallest_window, window_cache_mib)
     names = ("qwen3_cache_gib", "smallest_window", "window_cache_mib")
     if all(v is None for v in given):
@@ -722,12 +724,20 @@ def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_
     right = _long_context_answers()
     per_token = kv_cache_bytes_per_token(LlamaConfig.mistral_7b())
     values = {n: (None if v is None else expect_number(v, n)) for n, v in zip(names, given)}
-    if values["qwen3_cache_gib"] is not None:
-        _check_qwen(values["qwen3_cache_gib"], right["qwen3_cache_gib"])
-    if values["smallest_window"] is not None:
-        _check_window(values["smallest_window"], right["smallest_window"])
-    if values["window_cache_mib"] is not None:
-        _check_window_cache(values["window_cache_mib"], right["window_cache_mib"], per_token)
+    checks = {
+        "qwen3_cache_gib": lambda v: _check_qwen(v, right["qwen3_cache_gib"]),
+        "smallest_window": lambda v: _check_window(v, right["smallest_window"]),
+        "window_cache_mib": lambda v: _check_window_cache(v, right["window_cache_mib"], per_token),
+    }
+    wrong = []  # every wrong prediction at once, each message naming its variable
+    for name, check in checks.items():
+        if values[name] is not None:
+            try:
+                check(values[name])
+            except CheckFailed as e:
+                wrong.append(str(e))
+    if wrong:  # raised, not fail(): the mistakes are those named above, none new
+        raise CheckFailed(" ".join(wrong))
     missing = [n for n in names if values[n] is None]
     if missing:
         not_attempted(f"what you gave is right; now give {' and '.join(missing)}.")

@@ -847,8 +847,8 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
         return a * c - b * s, a * s + b * c
 
     def draw(setting):
-        # the two panels one above the other, with large text: legible on a phone's width (12 pt
-        # at least: >= 9 px in the 328 px column of a 360 px phone)
+        # the two panels one above the other, with the static figures' text: 13 pt at least on
+        # 5.2 inches, >= 11.4 px in the 328 px column of a 360 px phone
         m, n = setting
         fig, (left, right) = plt.subplots(2, 1, figsize=(5.2, 7.6), height_ratios=(1.1, 1),
                                           layout="constrained")  # fmt: skip
@@ -860,18 +860,18 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
                       va="center", fontsize=13.5)  # fmt: skip
         left.set(xlim=(-reach, reach), ylim=(-reach, reach), aspect="equal")
         left.set_title(f"pair 0: query at m = {m}, key at n = {n}", fontsize=13)
-        left.set_xlabel("feature 0", fontsize=12.5)
-        left.set_ylabel(f"feature $D_h/2$ = {half}", fontsize=12.5)
+        left.set_xlabel("feature 0", fontsize=13)
+        left.set_ylabel(f"feature $D_h/2$ = {half}", fontsize=13)
         right.plot(offsets, curve, color="0.6", marker=".", lw=1,
                    label="every offset (key at 20,\nquery at 20 + offset)")  # fmt: skip
         right.plot([m - n], [scores[setting]], "o", color="#d62728", ms=9,
                    label=f"this setting (m = {m}, n = {n})")  # fmt: skip
-        right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=12, ncols=1)
+        right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=13, ncols=1)
         right.set_title(f"score {scores[setting]:.3f} at m - n = {m - n}", fontsize=13)
-        right.set_xlabel("offset m - n", fontsize=12.5)
-        right.set_ylabel("score $q_m \\cdot k_n$", fontsize=12.5)
+        right.set_xlabel("offset m - n", fontsize=13)
+        right.set_ylabel("score $q_m \\cdot k_n$", fontsize=13)
         for ax in (left, right):
-            ax.tick_params(labelsize=12)
+            ax.tick_params(labelsize=13)
         return fig
 
     def describe(setting):
