@@ -175,3 +175,39 @@ def test_flags_on_0_point_cells_are_listed_apart_from_the_cells_to_grade(tmp_pat
     assert read.endswith("nothing to grade in the Formgrader, a flag to read): frank ex4_test")
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert 'those it lists under "flags on 0-point cells" have nothing to grade' in page
+
+
+# eve's answer to chapter 14's exercise 3 in the review: the model answer's numbers, no run
+EVE_14 = (
+    "Frozen, the chapter's head stays at chance, 48.1%, against 85.4% fully fine-tuned. Longer"
+    " training alone gives 63.2%, standardising alone 58.1%, both 67.6%."
+)
+
+
+def test_an_answer_quoting_the_books_numbers_with_no_run_is_flagged(tmp_path):
+    """Lecturer review s32, M2: eve answered chapter 14's exercise 3 with the book's numbers and no
+    experiment code, and nothing was flagged. The same words under a code cell that printed its own
+    numbers (alice), or an answer with no number (bob), are not flagged."""
+    make_course.write_course(tmp_path, ["14"])
+    chapter = next((tmp_path / "source").iterdir()).name
+    students = {"alice": "", "bob": "", "eve": ""}  # the release's templates, written below
+    _submit_answers(tmp_path, chapter, "none", grade_course.SOLUTION_MARKS[0], students)
+    printed = nbformat.v4.new_output("stream", text="frozen: test accuracy 49.0%\n")
+    for student, answer, outputs in (
+        ("eve", EVE_14, []),
+        ("alice", EVE_14, [printed]),
+        ("bob", "It stays at chance.", []),
+    ):
+        path = tmp_path / "submitted" / student / chapter / f"{chapter}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id == "ex3_written":
+                cell.source = answer
+            elif grade_id == "ex3_answer":
+                cell.outputs = outputs
+        nbformat.write(nb, path)
+    flags = grade_course.book_numbers_flags(tmp_path, chapter, ["alice", "bob", "eve"])
+    assert len(flags) == 1 and flags[0].startswith(f"eve ex3_written: {grade_course.BOOK_NUMBERS}")
+    assert "(it quotes 48.1, 85.4, 63.2, 58.1, 67.6;" in flags[0]
+    assert "the code cell ex3_answer printed no number" in flags[0]

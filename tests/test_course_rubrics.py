@@ -189,12 +189,32 @@ def test_a_part_with_several_claims_says_which_one_earns_its_point():
     assert "the point is for the one the rubric marks **The point:**" in page
 
 
-@pytest.mark.parametrize("chapter, number", [("12_elmo", 3), ("16_beyond_bert", 3)])
+def _chapters() -> dict[str, str]:
+    return {p.stem[:2]: p.stem for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))}
+
+
+_OWN_RUN = [(_chapters()[c], n) for c, found in rubric_claims.OWN_RUN.items() for n in found]
+
+
+def test_every_exercise_whose_code_no_checker_grades_has_the_own_run_guard():
+    """Lecturer review s32, M2: chapter 14's exercise 3 had no checker and the generic rubric, so a
+    written answer quoting the book's numbers earned the point with no run. Every exercise with a
+    written answer and no test cell is in rubric_claims.OWN_RUN, and no other."""
+    unchecked = set()
+    for prefix, chapter in _chapters().items():
+        _, exercises = _course(chapter)
+        unchecked |= {(chapter, e["number"]) for e in exercises if e["written"] and not e["test"]}
+    assert ("14_bert", 3) in unchecked
+    assert unchecked == set(_OWN_RUN)
+
+
+@pytest.mark.parametrize("chapter, number", _OWN_RUN)
 def test_an_unchecked_experiments_rubric_asks_for_the_students_own_run(chapter, number):
-    """Lecturer review s21, M3: the experiments of ch12 ex3 and ch16 ex3 carry 0 points and no
-    checker, and their claims quote the book's numbers: the rubric tells the marker to look for the
-    student's own numbers in the code cell's output, and what a written answer with no run earns.
-    The numbers it quotes are the model answer's (held: a rerun that changes them fails here)."""
+    """Lecturer review s21, M3: the experiments of ch12 ex3 and ch16 ex3 (s32, M2: and every other
+    exercise whose code no checker grades) carry 0 points and no checker, and their claims quote the
+    book's numbers: the rubric tells the marker to look for the student's own numbers in the code
+    cell's output, and what a written answer with no run earns. The numbers it quotes are the model
+    answer's (held: a rerun that changes them fails here)."""
     course, _ = _course(chapter)
     cells = {c.metadata.get("nbgrader", {}).get("grade_id", ""): c.source for c in course.cells}
     rubric = cells[f"ex{number}_rubric"]

@@ -1017,6 +1017,52 @@ def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     return of_model + of_students
 
 
+def _printed(cell) -> str:
+    """What a submitted code cell printed, as submitted (the grader does not run it): its streams and
+    its results' plain text."""
+    out = []
+    for output in cell.get("outputs", []) if cell is not None else []:
+        out.append(str(output.get("text", "")))
+        out.append(str(output.get("data", {}).get("text/plain", "")))
+    return "".join(out)
+
+
+BOOK_NUMBERS = "quotes the book's numbers with no run above it"
+
+
+def book_numbers_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """The written answers of an experiment that no checker grades (tools/rubric_claims.py's
+    OWN_RUN) that quote the book's measured numbers (two of them, or the only one: a decimal or a
+    percentage that the rubric names) while the exercise's code cell, as submitted, printed no
+    number at all (lecturer review s32, M2: chapter 14's exercise 3 answered from the public book,
+    unflagged). The rubric gives such an answer at most half the point; this says where to look."""
+    import rubric_claims
+
+    own = rubric_claims.OWN_RUN.get(chapter[:2], {})
+    out = []
+    for student in students if own else []:
+        path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+        try:
+            cells = {_meta(c).get("grade_id"): c for c in nbformat.read(path, as_version=4).cells}
+        except Exception:  # noqa: BLE001 (no notebook, or not one: said by the grading itself)
+            continue
+        for number, what in sorted(own.items()):
+            written, code = cells.get(f"ex{number}_written"), cells.get(f"ex{number}_answer")
+            book = list(dict.fromkeys(re.findall(r"\d+\.\d+|\d+%", what)))
+            if written is None or not book or re.search(r"\d", _printed(code)):
+                continue
+            quoted = [
+                n for n in book if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", written.source)
+            ]
+            if len(quoted) >= min(2, len(book)):
+                out.append(
+                    f"{student} ex{number}_written: {BOOK_NUMBERS} (it quotes {', '.join(quoted)};"
+                    f" the code cell ex{number}_answer printed no number): at most half the point"
+                    " by the rubric, unless the student ran it elsewhere"
+                )
+    return out
+
+
 # code answers alike up to names, comments and spacing (lecturer review s11, M11: copied code went
 # unflagged); an answer this many syntax nodes or more: a short one is often the same by chance
 CODE_NODES = 40
@@ -3425,6 +3471,9 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
     ) in students:  # lecturer review s17, S3: a repair was said in the scrolling output only
         for line in REPAIRED.get(student, {}).values():
             flagged.setdefault(student, []).append(f"notebook repaired: {line}")
+    for line in book_numbers_flags(course, chapter, students):
+        student, grade_id = line.split(" ", 2)[:2]
+        flagged.setdefault(student, []).append(f"{grade_id.rstrip(':')} {BOOK_NUMBERS}")
     strong, _ = strong_and_weak(copy_flags(course, chapter, students))
     code = [line for line in code_copy_flags(course, chapter, students) if BY_CHANCE not in line]
     for line in strong + code:  # a likeness expected by chance is no flag (lecturer review s29, M2)
@@ -3578,6 +3627,13 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
             f"weaker likeness ({len(weak)} written answers sharing one or two runs of {COPY_RUN} "
             f"words, or more at a similarity under {WEAK_RATIO}, often a phrase of the question; "
             "a glance):\n  " + "\n  ".join(weak)
+        )
+    quoted = book_numbers_flags(course, chapter, students)
+    if quoted:  # lecturer review s32, M2
+        print(
+            f"the book's numbers with no run ({len(quoted)} written answers of an experiment that "
+            "no checker grades quote the book's measured numbers, and the code cell above printed "
+            "none; grade them by the rubric's own-run rule):\n  " + "\n  ".join(quoted)
         )
     computed = [r for r in results if r.computed]
     if computed:  # lecturer review s22, M6
