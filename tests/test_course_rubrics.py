@@ -526,3 +526,29 @@ def test_each_point_answers_its_questions_focus():
     # chapter 2's "show why with one line of algebra": the line is part of the point
     ((_, point),) = _points("02_attention_as_soft_lookup")[2]
     assert "cancels when we normalise" in point
+
+
+def test_a_model_answers_list_is_split_into_its_items():
+    """Lecturer review s32, m7: chapter 3's exercise 3 answers in a list, and its rubric showed
+    "- - **cosine** does not change ... - **dot** changes ..." run together: each item is a claim of
+    its own, its marker dropped, in every chapter's rubric."""
+    text = "- **cosine** stays: it divides.\n- **dot** changes:\n  the same. It ends.\n1. One more."
+    assert make_course._sentences(text) == [
+        "**cosine** stays: it divides.",
+        "**dot** changes: the same.",
+        "It ends.",
+        "One more.",
+    ]
+    assert make_course._sentences("No list - here. Two.") == ["No list - here.", "Two."]
+    for chapter in _chapters().values():
+        course, _ = _course(chapter)
+        for cell in course.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_rubric"):
+                scheme = cell.source.split(make_course.MARK_BEGIN)[-1]
+                assert not re.search(r"^- - |[.:] - (?:\*\*|[A-Z])", scheme, re.M), chapter
+    rubric = next(
+        c.source
+        for c in _course("03_scoring_functions")[0].cells
+        if c.metadata.get("nbgrader", {}).get("grade_id") == "ex3_rubric"
+    )
+    assert "\n- **cosine** does not change at all: it divides by both lengths" in rubric
