@@ -559,7 +559,7 @@ def _name_masked_maximum(
     start = f"on the case '{case}', row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}"
     starves = "makes every allowed exp underflow to 0, and zeroing the masked entries afterwards leaves nothing"
     # weights all 0 even for scores all 0, where no fill value matters: the answer returns zeros, not
-    # a fill value's mistake (lecturer review s32, m8: a zero tensor was told of its fill value)
+    # a fill value's mistake (review s32, m8: a zero tensor was told of its fill value)
     flat = rerun(torch.zeros(allowed.shape, dtype=scores.dtype))
     if isinstance(flat, Tensor) and flat.shape == allowed.shape and not flat.abs().sum() > 0:
         fail(
