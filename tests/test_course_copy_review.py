@@ -171,7 +171,89 @@ def test_flags_on_0_point_cells_are_listed_apart_from_the_cells_to_grade(tmp_pat
     out = capsys.readouterr().out
     graded = next(line for line in out.splitlines() if line.startswith("needs manual review ("))
     assert graded.startswith("needs manual review (1:") and graded.endswith("): eve ex2_test")
+    assert (
+        "such as a name defined in a cell the student added, the checkers' package, a name" in out
+    )
     read = next(line for line in out.splitlines() if line.startswith("flags on 0-point cells"))
     assert read.endswith("nothing to grade in the Formgrader, a flag to read): frank ex4_test")
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     assert 'those it lists under "flags on 0-point cells" have nothing to grade' in page
+
+
+# eve's answer to chapter 14's exercise 3 in the review: the model answer's numbers, no run
+EVE_14 = (
+    "Frozen, the chapter's head stays at chance, 48.1%, against 85.4% fully fine-tuned. Longer"
+    " training alone gives 63.2%, standardising alone 58.1%, both 67.6%."
+)
+
+
+def test_an_answer_quoting_the_books_numbers_with_no_run_is_flagged(tmp_path):
+    """Lecturer review s32, M2: eve answered chapter 14's exercise 3 with the book's numbers and no
+    experiment code, and nothing was flagged. The same words under a code cell that printed its own
+    numbers (alice), or an answer with no number (bob), are not flagged."""
+    make_course.write_course(tmp_path, ["14"])
+    chapter = next((tmp_path / "source").iterdir()).name
+    students = {"alice": "", "bob": "", "eve": ""}  # the release's templates, written below
+    _submit_answers(tmp_path, chapter, "none", grade_course.SOLUTION_MARKS[0], students)
+    printed = nbformat.v4.new_output("stream", text="frozen: test accuracy 49.0%\n")
+    for student, answer, outputs in (
+        ("eve", EVE_14, []),
+        ("alice", EVE_14, [printed]),
+        ("bob", "It stays at chance.", []),
+    ):
+        path = tmp_path / "submitted" / student / chapter / f"{chapter}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id == "ex3_written":
+                cell.source = answer
+            elif grade_id == "ex3_answer":
+                cell.outputs = outputs
+        nbformat.write(nb, path)
+    flags = grade_course.book_numbers_flags(tmp_path, chapter, ["alice", "bob", "eve"])
+    assert len(flags) == 1 and flags[0].startswith(f"eve ex3_written: {grade_course.BOOK_NUMBERS}")
+    assert "(it quotes 48.1, 85.4, 63.2, 58.1, 67.6;" in flags[0]
+    assert "the code cell ex3_answer printed no number" in flags[0]
+
+
+@pytest.mark.parametrize("setting", ["flag", "allowed", "zero"])
+def test_the_courses_worked_solutions_setting_decides_what_the_grader_does(
+    tmp_path, monkeypatch, capsys, setting
+):
+    """Lecturer review s32, M1: the honest students who took the worked solution, as the book
+    allows, were listed in the same groups as the copier, and the lecturer decided by hand each
+    week. The course records its decision (make_course.py --worked-solutions): "flag" lists them
+    apart from copies between students, "allowed" flags nothing, "zero" gives the test 0 points."""
+    make_course.write_course(tmp_path, ["16"], worked_solutions=setting)
+    assert make_course.course_settings(tmp_path) == {"worked_solutions": setting}
+    chapter = next((tmp_path / "source").iterdir()).name
+    answers = {"ali": VERBATIM, "bea": "# my own\n" + VERBATIM}
+    _submit_answers(tmp_path, chapter, "ex1_answer", grade_course.SOLUTION_MARKS[0], answers)
+    results = [grade_course.Result(s, "ex1_test", 2.0, 2.0, "✓ right", 0.1) for s in answers]
+    recorded = []
+    monkeypatch.setattr(grade_course, "record", lambda course, ch, rs: recorded.extend(rs))
+    zeroed = grade_course.zero_worked_solutions(tmp_path, chapter, sorted(answers), results)
+    scores = [r.score for r in results]
+    if setting == "zero":
+        assert zeroed == recorded == results and scores == [0.0, 0.0]
+        assert results[0].message == f"{grade_course.WORKED_ZERO}\n✓ right"
+    else:
+        assert not zeroed and not recorded and scores == [2.0, 2.0]
+    for written in ("copy_flags", "book_numbers_flags"):  # the written answers' flags: apart
+        monkeypatch.setattr(grade_course, written, lambda *a: [])
+    grade_course._print_flags(tmp_path, chapter, sorted(answers), results)
+    out = capsys.readouterr().out
+    assert "the book's worked solution taken (2 code answers" in out
+    assert "ex1_answer: 2 answers are the book's worked solution: ali, bea" in out
+    assert "possible copied code" not in out  # no copy between students: the book's, apart
+    assert f"--worked-solutions {setting}" in out or setting == "flag"
+    flags = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    if setting == "flag":
+        assert flags == {s: ["alike with the worked solution"] for s in answers}
+    else:
+        assert flags == {}
+
+
+def test_a_course_setting_is_checked():
+    with pytest.raises(ValueError, match="worked_solutions: expected one of allowed, flag, zero"):
+        make_course.write_course(Path("/nonexistent"), ["16"], worked_solutions="yes")

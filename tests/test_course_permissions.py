@@ -37,6 +37,8 @@ def test_a_graded_course_is_private(tmp_path, capsys, outside):
     assert ("WARNING: nbgrader's exchange" in err) != outside
     if not outside:
         assert "make course GRADED=1 EXCHANGE=/srv/nbgrader/exchange" in err
+        # lecturer review s32, m5: the flag too, for the path without make
+        assert "adding to this command:\n!!!     --exchange /srv/nbgrader/exchange\n" in err
 
 
 def test_an_ungraded_course_keeps_its_permissions(tmp_path, capsys):

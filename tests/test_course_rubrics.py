@@ -189,12 +189,32 @@ def test_a_part_with_several_claims_says_which_one_earns_its_point():
     assert "the point is for the one the rubric marks **The point:**" in page
 
 
-@pytest.mark.parametrize("chapter, number", [("12_elmo", 3), ("16_beyond_bert", 3)])
+def _chapters() -> dict[str, str]:
+    return {p.stem[:2]: p.stem for p in sorted((ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))}
+
+
+_OWN_RUN = [(_chapters()[c], n) for c, found in rubric_claims.OWN_RUN.items() for n in found]
+
+
+def test_every_exercise_whose_code_no_checker_grades_has_the_own_run_guard():
+    """Lecturer review s32, M2: chapter 14's exercise 3 had no checker and the generic rubric, so a
+    written answer quoting the book's numbers earned the point with no run. Every exercise with a
+    written answer and no test cell is in rubric_claims.OWN_RUN, and no other."""
+    unchecked = set()
+    for prefix, chapter in _chapters().items():
+        _, exercises = _course(chapter)
+        unchecked |= {(chapter, e["number"]) for e in exercises if e["written"] and not e["test"]}
+    assert ("14_bert", 3) in unchecked
+    assert unchecked == set(_OWN_RUN)
+
+
+@pytest.mark.parametrize("chapter, number", _OWN_RUN)
 def test_an_unchecked_experiments_rubric_asks_for_the_students_own_run(chapter, number):
-    """Lecturer review s21, M3: the experiments of ch12 ex3 and ch16 ex3 carry 0 points and no
-    checker, and their claims quote the book's numbers: the rubric tells the marker to look for the
-    student's own numbers in the code cell's output, and what a written answer with no run earns.
-    The numbers it quotes are the model answer's (held: a rerun that changes them fails here)."""
+    """Lecturer review s21, M3: the experiments of ch12 ex3 and ch16 ex3 (s32, M2: and every other
+    exercise whose code no checker grades) carry 0 points and no checker, and their claims quote the
+    book's numbers: the rubric tells the marker to look for the student's own numbers in the code
+    cell's output, and what a written answer with no run earns. The numbers it quotes are the model
+    answer's (held: a rerun that changes them fails here)."""
     course, _ = _course(chapter)
     cells = {c.metadata.get("nbgrader", {}).get("grade_id", ""): c.source for c in course.cells}
     rubric = cells[f"ex{number}_rubric"]
@@ -506,3 +526,29 @@ def test_each_point_answers_its_questions_focus():
     # chapter 2's "show why with one line of algebra": the line is part of the point
     ((_, point),) = _points("02_attention_as_soft_lookup")[2]
     assert "cancels when we normalise" in point
+
+
+def test_a_model_answers_list_is_split_into_its_items():
+    """Lecturer review s32, m7: chapter 3's exercise 3 answers in a list, and its rubric showed
+    "- - **cosine** does not change ... - **dot** changes ..." run together: each item is a claim of
+    its own, its marker dropped, in every chapter's rubric."""
+    text = "- **cosine** stays: it divides.\n- **dot** changes:\n  the same. It ends.\n1. One more."
+    assert make_course._sentences(text) == [
+        "**cosine** stays: it divides.",
+        "**dot** changes: the same.",
+        "It ends.",
+        "One more.",
+    ]
+    assert make_course._sentences("No list - here. Two.") == ["No list - here.", "Two."]
+    for chapter in _chapters().values():
+        course, _ = _course(chapter)
+        for cell in course.cells:
+            if cell.metadata.get("nbgrader", {}).get("grade_id", "").endswith("_rubric"):
+                scheme = cell.source.split(make_course.MARK_BEGIN)[-1]
+                assert not re.search(r"^- - |[.:] - (?:\*\*|[A-Z])", scheme, re.M), chapter
+    rubric = next(
+        c.source
+        for c in _course("03_scoring_functions")[0].cells
+        if c.metadata.get("nbgrader", {}).get("grade_id") == "ex3_rubric"
+    )
+    assert "\n- **cosine** does not change at all: it divides by both lengths" in rubric

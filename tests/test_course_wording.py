@@ -283,6 +283,7 @@ def _saved_flags(monkeypatch, course, chapter: str, students: list[str]) -> dict
     monkeypatch.setattr(grade_course, "REPAIRED", {}, raising=False)
     monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
     monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "book_numbers_flags", lambda *a: [])
     grade_course._print_flags(course, chapter, students, [])
     return json.loads((course / "reports" / f"{chapter}-flags.json").read_text())
 

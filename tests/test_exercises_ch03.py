@@ -78,6 +78,15 @@ def test_a_finite_fill_is_refused_and_named(name, answer, message):
     assert "which fill value lies below every possible score" in verdict.lower()
 
 
+def test_weights_of_zeros_are_not_told_of_a_fill_value():
+    """Lecturer review s32, m8: an answer that returned a zero tensor (of a torch.Tensor subclass)
+    was told "below your fill value for the masked scores (a finite one, such as -1e4)", although no
+    fill value was involved. Zeros are named as zeros."""
+    verdict = _verdict(lambda s, m: torch.zeros(torch.broadcast_shapes(s.shape, m.shape)))
+    assert "your weights stay all 0 for scores that are all 0" in verdict
+    assert "fill value" not in verdict
+
+
 def test_the_case_beyond_1e9_is_float32():
     """The scores below -1e9 are what a reader's float32 scores can hold, not a double-only case."""
     from lib.exercises.ch03 import _masked_softmax_cases

@@ -454,7 +454,8 @@ def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, m
     assert warnings[0].startswith(f"alice {chapter}: flagged when graded (notebook repaired: ex1_")
     assert warnings[1].startswith(f"carol {chapter}: flagged when graded (ex2_test needs manual")
     assert warnings[2].startswith(
-        f"frank {chapter}: 1 answer is near-verbatim the model answer (flagged when graded;"
+        f"frank {chapter}: answers of 1 student are near-verbatim the model answer (flagged when"
+        " graded;"
     )
 
 
@@ -534,7 +535,7 @@ def test_two_students_alike_are_one_problem_that_names_the_pair(tmp_path):
     assert len(warnings) == 4, warnings
     assert warnings[0].startswith(f"alice and dave {A}: answers alike (alice submitted first;")
     assert warnings[1].startswith(
-        f"carol {A}: 1 answer is the book's worked solution (flagged when graded;"
+        f"carol {A}: answers of 1 student are the book's worked solution (flagged when graded;"
     )
     assert warnings[2].startswith(f"dave {A}: flagged when graded (t1 needs manual review;")
     assert warnings[3].startswith(f"frank and grace {A}: answers alike (order unknown;")
@@ -564,7 +565,8 @@ def test_alike_answers_are_one_warning_per_group(tmp_path):
         f"ann, bo and cy {A}: these 3 answers are alike (ann submitted first;"
     )
     assert warnings[1].startswith(
-        f"dan, eve and gus {A}: 3 answers are the book's worked solution (flagged when graded;"
+        f"dan, eve and gus {A}: answers of 3 students are the book's worked solution (flagged when"
+        " graded;"
     )
     assert "whether your course does is yours to decide" in warnings[1]
     assert warnings[2].startswith(

@@ -149,6 +149,15 @@ def test_the_answers_to_graded_exercises_can_be_left_out(tmp_path):
         "A **window** (ex 4)",
     ]
     assert "left_out" not in whole.metadata
+    # a slide after the title says what was left out and why (lecturer review s32, m10)
+    said = [c.source for c in shown.cells if c.source.startswith("## Left out of these slides")]
+    assert len(said) == 1 and shown.cells[1].source == said[0]
+    assert said[0].endswith(
+        "leaves out:\n\n- a figure or table, which answers exercise 2\n- the section *A window*,"
+        " which answers exercise 4\n- a point of a list, which answers ex 4\n\nThe chapter has them"
+        " all."
+    )
+    assert not [c for c in whole.cells if c.source.startswith("## Left out of these slides")]
     # what the page lists for chapter 17 is in the table, and names the chapter's cells and sections
     root = Path(__file__).resolve().parents[1]
     chapter = json.loads((root / "notebooks" / "17_modern_decoder.ipynb").read_text())
@@ -205,6 +214,8 @@ def test_chapters_13_and_18_leave_out_the_passages_that_answer_a_written_questio
         for passage in gone:
             assert passage in " ".join(whole.split()) and passage not in " ".join(text.split())
         assert len(shown.metadata["left_out"]) == len(table)
+        # every chapter's deck says what it left out, not only chapter 17's (s32, m10)
+        assert "## Left out of these slides" in text and "which answers exercise" in text
         ids = {
             c.get("id")
             for c in json.loads((root / "notebooks" / f"{chapter}.ipynb").read_text())["cells"]
@@ -265,7 +276,7 @@ def test_chapter_3s_summary_sentence_on_exercise_1_is_an_answer():
         table["Exercise 1 shows that one ... score with a low-rank $\\mathbf W_a$."] == "exercise 1"
     )
     d = make_slides.Deck.__new__(make_slides.Deck)
-    d.answers, d.left_out = table, []
+    d.answers, d.left_out, d.said = table, [], []
     block = (
         "The multi-head chapter runs several products. Exercise 1 shows that one such pair of"
         " projections followed by the scaled dot product is a general score with a low-rank"

@@ -223,8 +223,11 @@ def flag_warnings(
             found.append(
                 (
                     students[0],
-                    f"{names} {name}: {n} {'answer is' if n == 1 else 'answers are'} {BOOK[what]} "
-                    f"(flagged when graded; reports/{name}-<date>.txt says which): " + BOOK_ADVICE,
+                    # students, not answers: a student's flag stands for one answer or more
+                    # (lecturer review s32, m9: "1 answer" for eve's three)
+                    f"{names} {name}: answers of {n} student{'' if n == 1 else 's'} are {BOOK[what]} "
+                    f"(flagged when graded; reports/{name}-<date>.txt says which): "
+                    + BOOK_ADVICE[what],
                 )
             )
         for group in _groups(list(pairs)):
@@ -293,10 +296,17 @@ BOOK = {
     "the model answer": "near-verbatim the model answer",
 }
 BOOK_FLAGS = {f"alike with {what}" for what in BOOK}
-BOOK_ADVICE = (
-    "the book lets its readers use its worked solutions: whether your course does is yours to decide "
-    "(the teachers' page, *Running the course with nbgrader*, before the weekly checklist)"
-)
+# what a warning about the book's answers advises, for each (lecturer review s32, M1: one advice, the
+# worked solutions', for a written answer copied from the model answer too)
+BOOK_ADVICE = {
+    "the worked solution": "the book lets its readers use its worked solutions: whether your course"
+    " does is yours to decide, once for the course with tools/make_course.py --worked-solutions"
+    " allowed (no flag) or zero (no points) (the teachers' page, *Running the course with"
+    " nbgrader*, before the weekly checklist)",
+    "the model answer": "a written answer in the model answer's words: grade it by the rubric, which"
+    " asks for the student's own claim and reason (the teachers' page, *What the public book gives"
+    " away*)",
+}
 
 
 def _names(students: list[str]) -> str:

@@ -1017,6 +1017,52 @@ def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     return of_model + of_students
 
 
+def _printed(cell) -> str:
+    """What a submitted code cell printed, as submitted (the grader does not run it): its streams and
+    its results' plain text."""
+    out = []
+    for output in cell.get("outputs", []) if cell is not None else []:
+        out.append(str(output.get("text", "")))
+        out.append(str(output.get("data", {}).get("text/plain", "")))
+    return "".join(out)
+
+
+BOOK_NUMBERS = "quotes the book's numbers with no run above it"
+
+
+def book_numbers_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """The written answers of an experiment that no checker grades (tools/rubric_claims.py's
+    OWN_RUN) that quote the book's measured numbers (two of them, or the only one: a decimal or a
+    percentage that the rubric names) while the exercise's code cell, as submitted, printed no
+    number at all (lecturer review s32, M2: chapter 14's exercise 3 answered from the public book,
+    unflagged). The rubric gives such an answer at most half the point; this says where to look."""
+    import rubric_claims
+
+    own = rubric_claims.OWN_RUN.get(chapter[:2], {})
+    out = []
+    for student in students if own else []:
+        path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+        try:
+            cells = {_meta(c).get("grade_id"): c for c in nbformat.read(path, as_version=4).cells}
+        except Exception:  # noqa: BLE001 (no notebook, or not one: said by the grading itself)
+            continue
+        for number, what in sorted(own.items()):
+            written, code = cells.get(f"ex{number}_written"), cells.get(f"ex{number}_answer")
+            book = list(dict.fromkeys(re.findall(r"\d+\.\d+|\d+%", what)))
+            if written is None or not book or re.search(r"\d", _printed(code)):
+                continue
+            quoted = [
+                n for n in book if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", written.source)
+            ]
+            if len(quoted) >= min(2, len(book)):
+                out.append(
+                    f"{student} ex{number}_written: {BOOK_NUMBERS} (it quotes {', '.join(quoted)};"
+                    f" the code cell ex{number}_answer printed no number): at most half the point"
+                    " by the rubric, unless the student ran it elsewhere"
+                )
+    return out
+
+
 # code answers alike up to names, comments and spacing (lecturer review s11, M11: copied code went
 # unflagged); an answer this many syntax nodes or more: a short one is often the same by chance
 CODE_NODES = 40
@@ -3246,6 +3292,12 @@ def _grade_run(args, course: Path, chapter: str, students: list[str]) -> int:
         )
     finally:
         grader.close()
+    zeroed = zero_worked_solutions(course, chapter, students, results)
+    if zeroed:  # before finish: the late penalties follow the scores
+        print(
+            f"worked solutions given 0 points ({len(zeroed)} test cells; this course was written"
+            " with --worked-solutions zero): " + ", ".join(f"{r.student} {r.test}" for r in zeroed)
+        )
     for line in finish(course, chapter, students):
         print(line)
     from make_course import protect_files  # the gradebook nbgrader wrote: 0600 in a graded course
@@ -3333,6 +3385,70 @@ _BOOK = re.compile(
     r"^(\S+) (\S+): (?:the same code as (the worked solution)|the function \S+ is (the worked "
     r"solution)'s|like (the model answer))"
 )
+
+
+def is_worked_solution(line: str) -> bool:
+    """Whether a line of :func:`code_copy_flags` says a student's code is the book's worked solution
+    (not another student's, not a library function's)."""
+    found = _BOOK.match(line)
+    return bool(found and (found[3] or found[4]))
+
+
+def split_worked(lines: list[str]) -> tuple[list[str], list[str]]:
+    """:func:`code_copy_flags`' lines split in two (lecturer review s32, M1): those that say a code
+    answer is the book's worked solution, and the others (copies between students, a forbidden
+    library function). Two students alike because both took the worked solution are in neither:
+    their likeness is the book's."""
+    worked = [line for line in lines if is_worked_solution(line)]
+    book = {tuple(line.split(" ", 2)[:2]) for line in worked}
+    others = []
+    for line in lines:
+        pair = _PAIR.match(line)
+        grade_id = line.split(" ", 2)[1]
+        if line in worked or (
+            pair and (pair[1], grade_id) in book and ((pair[2] or pair[3]), grade_id) in book
+        ):
+            continue
+        others.append(line)
+    return worked, others
+
+
+def worked_solutions_setting(course: Path) -> str:
+    """The course's ``--worked-solutions`` (tools/make_course.py): "flag", "allowed" or "zero"."""
+    from make_course import course_settings
+
+    return course_settings(course)["worked_solutions"]
+
+
+WORKED_ZERO = (
+    "0 points: this code is the book's worked solution, which this course does not give points for"
+    " (tools/make_course.py --worked-solutions zero). The check's verdict on it:"
+)
+
+
+def zero_worked_solutions(
+    course: Path, chapter: str, students: list[str], results: list[Result]
+) -> list[Result]:
+    """In a course written with ``--worked-solutions zero``: the test cells of each exercise whose
+    code answer is the book's worked solution (:func:`code_copy_flags`, a likeness expected by chance
+    aside) get 0 points in ``results`` and in the gradebook, the reason above the verdict (lecturer
+    review s32, M1). Returns the results it set to 0; none in another course."""
+    if worked_solutions_setting(course) != "zero":
+        return []
+    zeroed = []
+    for line in code_copy_flags(course, chapter, students):
+        if BY_CHANCE in line or not is_worked_solution(line):
+            continue
+        found = _BOOK.match(line)
+        number = re.match(r"ex(\d+)_", found[2])
+        for r in results:
+            same = number and re.match(rf"ex{number[1]}_", r.test)
+            if r.student == found[1] and same and r.score > 0 and r not in zeroed:
+                r.score, r.message = 0.0, f"{WORKED_ZERO}\n{r.message}"
+                zeroed.append(r)
+    if zeroed:
+        record(course, chapter, zeroed)
+    return zeroed
 
 
 def copy_clusters(course: Path, chapter: str, lines: list[str]) -> list[str]:
@@ -3425,8 +3541,14 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
     ) in students:  # lecturer review s17, S3: a repair was said in the scrolling output only
         for line in REPAIRED.get(student, {}).values():
             flagged.setdefault(student, []).append(f"notebook repaired: {line}")
+    for line in book_numbers_flags(course, chapter, students):
+        student, grade_id = line.split(" ", 2)[:2]
+        flagged.setdefault(student, []).append(f"{grade_id.rstrip(':')} {BOOK_NUMBERS}")
     strong, _ = strong_and_weak(copy_flags(course, chapter, students))
     code = [line for line in code_copy_flags(course, chapter, students) if BY_CHANCE not in line]
+    worked, code = split_worked(code)
+    if worked_solutions_setting(course) == "flag":  # allowed, or zeroed: nothing to decide
+        code = worked + code
     for line in strong + code:  # a likeness expected by chance is no flag (lecturer review s29, M2)
         # two students alike: the pair and who submitted first, for each of them, no role (lecturer
         # review s23, M1); one alike with the model answer or the worked solution: that
@@ -3545,9 +3667,12 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
     read_only = [r for r in results if r.review and not r.points]
     if review:
         print(
-            f"needs manual review ({len(review)}: the answer uses a name defined in a cell the "
-            "student added, which the grader does not run, or reads lib.exercises, the checkers' "
-            "package; 0 until you grade it in the Formgrader): "
+            # the reasons in general, each one's in its test cell (lecturer review s32, m6: the
+            # header named two reasons; eve's was globals(), frank's a file, others os.system)
+            f"needs manual review ({len(review)}: the answer does what the grader does not run or "
+            "allow, such as a name defined in a cell the student added, the checkers' package, a "
+            "name computed at run time, a file or a process; each one's reason is in its test "
+            "cell's output and feedback; 0 until you grade it in the Formgrader): "
             + ", ".join(f"{r.student} {r.test}" for r in review)
         )
     if read_only:
@@ -3579,6 +3704,13 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
             f"words, or more at a similarity under {WEAK_RATIO}, often a phrase of the question; "
             "a glance):\n  " + "\n  ".join(weak)
         )
+    quoted = book_numbers_flags(course, chapter, students)
+    if quoted:  # lecturer review s32, M2
+        print(
+            f"the book's numbers with no run ({len(quoted)} written answers of an experiment that "
+            "no checker grades quote the book's measured numbers, and the code cell above printed "
+            "none; grade them by the rubric's own-run rule):\n  " + "\n  ".join(quoted)
+        )
     computed = [r for r in results if r.computed]
     if computed:  # lecturer review s22, M6
         print(
@@ -3599,12 +3731,31 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
     code = code_copy_flags(course, chapter, students)
     chance = [line for line in code if BY_CHANCE in line]
     code = [line for line in code if BY_CHANCE not in line]
+    # the book's worked solution apart from copies between students (lecturer review s32, M1: the
+    # honest students who took it were listed in the copier's groups): what the course's setting
+    # says of it
+    worked, code = split_worked(code)
+    if worked:
+        setting = worked_solutions_setting(course)
+        what = {
+            "flag": "flagged for you to decide: the book lets its readers use them (tools/"
+            "make_course.py --worked-solutions allowed or zero decides it for the course)",
+            "allowed": "this course allows them (--worked-solutions allowed): full marks kept, not"
+            " flagged",
+            "zero": "this course gives them no points (--worked-solutions zero): their test cells"
+            " are at 0, the reason in the feedback; not flagged",
+        }[setting]
+        print(
+            f"the book's worked solution taken ({len(worked)} code answer"
+            f"{'' if len(worked) == 1 else 's'} of {CODE_NODES} syntax"
+            f" nodes or more, the worked solution's but for names, comments and spacing; {what}):"
+            "\n  " + "\n  ".join(copy_clusters(course, chapter, worked))
+        )
     if code:
         print(
             f"possible copied code ({len(code)} likenesses of answers of {CODE_NODES} syntax nodes "
-            "or more, the same as the worked solution or another student's but for names, "
-            "comments and spacing, in groups; a student who took the worked solution, as the "
-            "book allows, is listed with it: read them):\n  "
+            "or more, the same as another student's or as a library function the exercise forbids, "
+            "but for names, comments and spacing, in groups: read them):\n  "
             + "\n  ".join(copy_clusters(course, chapter, code))
         )
     if chance:  # lecturer review s29, M2: natural four-line answers were "the worked solution"

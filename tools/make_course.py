@@ -511,8 +511,17 @@ def _model_answer(source: str) -> str:
     return re.sub(r"\s*(</details>|:::)$", "", body).rstrip()
 
 
+# a Markdown list item's marker at the start of a line ("- ", "* ", "1. "; up to 3 spaces before it)
+LIST_ITEM = re.compile(r"^ {0,3}(?:[-*+]|\d+[.)])\s+", re.M)
+
+
 def _sentences(text: str) -> list[str]:
-    """The sentences of a paragraph of prose (not inside $...$; "e.g." and "i.e." do not end one)."""
+    """The sentences of a paragraph of prose (not inside $...$; "e.g." and "i.e." do not end one).
+    A list's items are split apart first, their markers dropped (lecturer review s32, m7: chapter
+    3's list ran together into "... changes nothing. - **dot** changes ..." in the rubric)."""
+    items = [item for item in LIST_ITEM.split(text) if item.strip()]
+    if len(items) > 1 or LIST_ITEM.match(text):
+        return [s for item in items for s in _sentences(item)]
     text = re.sub(r"\s+", " ", text.strip())
     text = text.replace("e.g. ", "e.g.\0").replace("i.e. ", "i.e.\0")
     parts = re.split(r"(?<=[.?!])\s+(?=[A-Z*$(`])", text)
@@ -1345,6 +1354,23 @@ def _write_configs(out: Path, exchange: Path) -> None:
         )
 
 
+# What tools/grade_course.py does with a code answer that is the book's worked solution (lecturer
+# review s32, M1: the honest students who used it, as the book allows, were flagged with the copier
+# each week): "flag" lists them for the teacher to decide (the default, as before), "allowed" keeps
+# their points and flags nothing, "zero" gives that exercise's test 0 points. Copies between
+# students are flagged whatever the setting. Recorded in grading/settings.json.
+WORKED_SOLUTIONS = ("allowed", "flag", "zero")
+SETTINGS = "settings.json"
+
+
+def course_settings(course: Path) -> dict:
+    """The course's settings that tools/grade_course.py reads (``grading/settings.json``, written by
+    :func:`write_course`): ``worked_solutions`` ("flag" for a course written before the setting)."""
+    path = Path(course) / "grading" / SETTINGS
+    found = json.loads(path.read_text()) if path.is_file() else {}
+    return {"worked_solutions": "flag", **found}
+
+
 def write_course(
     out: Path,
     prefixes: list[str],
@@ -1353,10 +1379,16 @@ def write_course(
     private_cases: bool = False,
     variants: bool = False,
     prediction_points: float | None = None,
+    worked_solutions: str = "flag",
 ) -> list[tuple[str, list[dict]]]:
     """Write the course into ``out`` (the chapters whose file names start with one of ``prefixes``;
     all if empty), with nbgrader's exchange in ``exchange`` (default ``out/exchange``) and the
-    grader's material in ``out/grading`` (:func:`write_grading`)."""
+    grader's material in ``out/grading`` (:func:`write_grading`); ``worked_solutions`` (one of
+    :data:`WORKED_SOLUTIONS`) goes into ``grading/settings.json``."""
+    if worked_solutions not in WORKED_SOLUTIONS:
+        raise ValueError(
+            f"worked_solutions: expected one of {', '.join(WORKED_SOLUTIONS)}, got {worked_solutions!r}"
+        )
     out = out.resolve()
     check_private_cases(out / "grading", private_cases)  # before anything is written
     written = []
@@ -1381,6 +1413,8 @@ def write_course(
         marker.write_text(json.dumps({"course": COURSE_ID}) + "\n")
     else:
         marker.unlink(missing_ok=True)
+    settings = {**course_settings(out), "worked_solutions": worked_solutions}
+    (out / "grading" / SETTINGS).write_text(json.dumps(settings, indent=1, sort_keys=True) + "\n")
     exchange = Path(exchange).resolve() if exchange else out / "exchange"
     exchange.mkdir(parents=True, exist_ok=True)
     # every student writes there (nbgrader's instructions for an exchange); sticky, as /tmp is: no
@@ -1400,8 +1434,10 @@ EXCHANGE_INSIDE = """
 !!! Students must be able to pass through {out} to reach it, so the course folder stays 0711
 !!! (no listing); its instructor folders are 0700 and its gradebook.db 0600 (tools/grade_course.py
 !!! and tools/term_plan.py set it again), but a student who knows a file's name can still try it
-!!! there. On a machine students log in to, write the course again with the exchange outside it:
-!!!     make course GRADED=1 EXCHANGE=/srv/nbgrader/exchange
+!!! there. On a machine students log in to, write the course again with the exchange outside it,
+!!! adding to this command:
+!!!     --exchange /srv/nbgrader/exchange
+!!! (or, where you install with make: make course GRADED=1 EXCHANGE=/srv/nbgrader/exchange)
 """
 
 
@@ -1494,6 +1530,14 @@ def main(argv=None) -> int:
         + variant_exercises()
         + "), drawn from the student's id in the notebook and in tools/grade_course.py",
     )
+    parser.add_argument(
+        "--worked-solutions",
+        choices=WORKED_SOLUTIONS,
+        default="flag",
+        help="a code answer that is the book's worked solution: flag it for you to decide (the "
+        "default), allow it (full marks, no flag) or give its test 0 points (tools/grade_course.py "
+        "reads this from OUT/grading/settings.json); copies between students are flagged whatever",
+    )
     args = parser.parse_args(argv)
     if args.prediction_points is not None and (
         args.prediction_points < 0 or not args.predictions_at_collection
@@ -1507,6 +1551,7 @@ def main(argv=None) -> int:
         args.private_cases,
         args.variants,
         args.prediction_points,
+        args.worked_solutions,
     ):
         total = sum(e["points"] for e in exercises)
         print(f"{chapter}: {len(exercises)} exercises, {total:g} points")

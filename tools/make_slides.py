@@ -100,6 +100,12 @@ LEFT_OUT = (
     "*Left out of this deck until the deadline of {exercise}, which it answers: see the chapter"
     " (or `make slides` without `EXCLUDE_ANSWERS=1`).*"
 )
+# the slide after the title of a deck made with --exclude-answers, when it left something out
+LEFT_OUT_SLIDE = (
+    "## Left out of these slides\n\nUntil the deadline of the graded exercise it answers (`make"
+    " slides EXCLUDE_ANSWERS=1`, `--exclude-answers`), this deck leaves out:\n\n{items}\n\nThe"
+    " chapter has them all."
+)
 IMAGES = ("image/png", "image/svg+xml", "image/jpeg")
 
 
@@ -254,6 +260,7 @@ class Deck:
         self.answers = answers or {}  # what to leave out (ANSWERS[chapter]), with --exclude-answers
         self.dropping = False  # inside a section left out
         self.left_out: list[str] = []  # what was left out, for the tool's output
+        self.said: list[str] = []  # the same, as the deck's slide says it (no answer's words)
 
     def add(self, cell, *, kind: str, lines: int) -> None:
         """kind: "slide", "subslide" (a new page), "-" (same page if it fits), "notes"."""
@@ -427,6 +434,7 @@ def _without_answers(d: "Deck", block: str) -> str:
         found = re.search(rf"{words[0]}.*?{words[1]}\s*", block, re.S)
         if found:
             d.left_out.append(f"{opening}{PASSAGE.rstrip()} ({d.answers[key]})")
+            d.said.append(f"a passage of the prose, which answers {d.answers[key]}")
             block = (block[: found.start()] + block[found.end() :]).strip()
     drop = [k for k in d.answers if k.startswith("- ")]
     if not drop or not is_list(block):
@@ -437,6 +445,7 @@ def _without_answers(d: "Deck", block: str) -> str:
         key = next((k for k in drop if item.startswith(k)), None)
         if key:
             d.left_out.append(f"{key.removeprefix('- ')} ({d.answers[key]})")
+            d.said.append(f"a point of a list, which answers {d.answers[key]}")
         else:
             kept.append(item)
     return "\n".join(kept)
@@ -472,10 +481,20 @@ def deck(
         elif not skipping and not d.dropping and cell.cell_type == "code":
             if cell.get("id") in d.answers:
                 d.left_out.append(f"{cell.get('id')} ({d.answers[cell.get('id')]})")
+                d.said.append(f"a figure or table, which answers {d.answers[cell.get('id')]}")
                 continue
             if not output_slides(d, cell, cite, chapter_url, widget_state):
                 code_slide(d, cell)
     closing_slides(d, own_slides, questions, chapter_url)
+    if d.said:  # a slide that says what was left out and why, in every chapter's deck (s32, m10)
+        said = nbformat.v4.new_markdown_cell(
+            LEFT_OUT_SLIDE.format(items="\n".join(f"- {item}" for item in d.said))
+        )
+        said.metadata["slideshow"] = {"slide_type": "slide"}
+        starts = [
+            i for i, c in enumerate(d.cells) if c.metadata["slideshow"]["slide_type"] == "slide"
+        ]
+        d.cells.insert(starts[1] if len(starts) > 1 else len(d.cells), said)
     for number, cell in enumerate(
         d.cells
     ):  # fixed ids: the same deck gives the same HTML every build
@@ -504,6 +523,7 @@ def markdown_slides(d: Deck, cell, cite: dict, skipping: bool, questions: list) 
             if d.dropping:  # a section that answers a graded exercise: its title only, and why
                 exercise = d.answers[head]
                 d.left_out.append(f"{head.lstrip('# ')} ({exercise})")
+                d.said.append(f"the section *{head.lstrip('# ')}*, which answers {exercise}")
                 d.markdown(f"{head}\n\n{LEFT_OUT.format(exercise=exercise)}", "slide")
         if skipping:
             if q := class_question(parts):

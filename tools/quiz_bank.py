@@ -18,7 +18,7 @@ cannot disagree with the book. Three kinds:
   feedback is the checker's own advice for that mistake;
 - **written** (Moodle's essay): the question, and for the grader the criteria and a model answer.
 
-Fourteen questions repeat a graded exercise (:data:`EXERCISE_REPEATS` marks each with the exercise,
+Twenty-one questions repeat a graded exercise (:data:`EXERCISE_REPEATS` marks each with the exercise,
 found by the rule its comment gives): the command leaves them out, and says so, unless
 ``--include-exercise-repeats`` (a quiz after those deadlines, or a term that does not grade them).
 
@@ -1124,8 +1124,10 @@ QUESTIONS.update({f.__name__: f for f in WRITTEN})
 # a quiz given before that exercise's deadline gives its answer or its method away. The command line
 # leaves them out unless --include-exercise-repeats; bank() and paper() keep them unless told
 # (``repeats=False``). Found by a rule (lecturer review s31, M2: chapters 9, 13 and 17 repeated four
-# unmarked): a question that shares REPEAT_OVERLAP of its words with a graded exercise that asks a
-# prediction or a written answer is marked here or read in NOT_REPEATS (tests/test_quiz_bank.py).
+# unmarked): a question that shares REPEAT_OVERLAP of its words with a graded exercise of its chapter
+# is marked here or read in NOT_REPEATS (tests/test_quiz_bank.py). Every graded exercise: one that
+# asks code has a method, and a question that computes what the exercise's function returns gives
+# that method away (lecturer review s32, M3: chapter 18's ALiBi slope and online sum were unmarked).
 EXERCISE_REPEATS = {
     "q02_tie": "chapter 2's exercise 1 (its written question: what the hard lookup hides)",
     "q06_score_variance": "chapter 6's exercise 2 (the scaled scores' variance for entries that"
@@ -1145,6 +1147,18 @@ EXERCISE_REPEATS = {
     "q16_albert_parameters": "chapter 16's exercise 2 (ALBERT-large's size: the same method)",
     "q17_kv_cache": "chapter 17's exercise 4 (part 1: the cache counts the key/value heads)",
     "q17_gqa": "chapter 17's exercise 4 (part 1: the cache holds only the Hkv key/value heads)",
+    "q02_sharpen": "chapter 2's exercise 2 (`sharpen`: the question computes it for one row)",
+    "q03_masked_weight": "chapter 3's exercise 4 (`my_masked_softmax`: the question computes it"
+    " for one row)",
+    "q08_pe_value": "chapter 8's exercise 1 (`my_sinusoidal`: the question computes one entry of"
+    " the table from its formula)",
+    "q15_mean_pooling": "chapter 15's exercise 2 (`embed`: the mean over the real tokens, scaled to"
+    " length 1)",
+    "q18_alibi_slope": "chapter 18's exercise 2 (`slopes_for`: the question states its rule for any"
+    " number of heads)",
+    "q18_online_sum": "chapter 18's exercise 1 (`running_max_and_sum`: the same sum, read in tiles)",
+    "q18_flash": "chapter 18's exercises 1 and 4 (its model answer states the running maximum and"
+    " sum, and the backward pass's weights recomputed from the saved log-sum-exp)",
 }
 # The rule's threshold: the share of a question's words (six-letter stems of its title, text,
 # feedback, criteria and model answer) that a graded exercise's statement and model answer hold.
@@ -1153,17 +1167,23 @@ REPEAT_OVERLAP = 0.35
 NOT_REPEATS = {
     "q02_soft_weight": "one softmax weight; exercise 1 asks the limit with a duplicated key",
     "q03_scaled_score": "one scaled score; exercise 3 asks which score functions unit vectors tie",
-    "q03_masked_weight": "a masked softmax's weight; exercises 2 and 3 ask about the key strength"
-    " and unit vectors",
+    "q06_causal_pairs": "a count of the causal mask's pairs; exercise 3 computes the outputs one"
+    " token at a time, with no mask",
     "q07_mha_parameters": "the parameters of multi-head attention; exercise 1 asks which digit one"
-    " head gets right",
-    "q07_attention_weights": "a count of attention weights; exercise 1 is about one head's task",
-    "q08_pe_value": "one entry of the base-10000 table; exercises 2 and 3 ask another base's"
-    " wavelength and the literal formula",
-    "q10_bpe_tokens": "the tokens after BPE merges; exercise 1 is WordPiece's score",
+    " head gets right, exercise 2 copies the heads' weights without counting them",
+    "q07_attention_weights": "a count of attention weights; exercise 1 is about one head's task,"
+    " exercise 2 about how the heads' weights are stored",
+    "q10_bpe_tokens": "the tokens after BPE learns its merges; exercise 1 is WordPiece's score,"
+    " exercise 2 replays merges already learned",
+    "q11_bigram_perplexity": "the chapter's unsmoothed bigram perplexity; exercise 1's method is the"
+    " mix with the unigram frequency",
     "q12_scalar_mix": "ELMo's mix of its layers; exercises 2 and 4 count parameters and probe",
     "q12_contextual": "word2vec against ELMo for one word; exercise 3 compares word and character"
     " models' neighbours",
+    "q14_mlm_labels": "the expected count of labels; exercise 1 writes the random corruption,"
+    " whose rule its own statement gives",
+    "q17_rope_angle": "one pair's angle, whose formula exercise 1 gives; its method is the pairing"
+    " of split halves",
 }
 
 

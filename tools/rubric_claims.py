@@ -504,12 +504,61 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
 # OWN_RUN[chapter][exercise]: an experiment that no checker grades (its code cell is worth 0) and whose
 # written answer's claims quote the book's measured numbers, which a student can copy from the public
 # book without running anything (lecturer review s21, M3): the rubric tells the marker what the run
-# prints, to look for the student's own numbers in the code cell's output.
+# prints, to look for the student's own numbers in the code cell's output. Every exercise whose code
+# no checker grades and that has a written answer is here (lecturer review s32, M2: chapter 14's
+# exercise 3 was not; tests/test_course_rubrics.py finds them all), and tools/grade_course.py flags a
+# written answer that quotes these numbers when its code cell printed no number.
 OWN_RUN: dict[str, dict[int, str]] = {
+    "01": {
+        2: "the BLEU of each length group with the summary replaced by zeros (0.0 for the plain"
+        " model, 36.7 to 44.2 for the attention model; 92.0 to 97.9 with the mean summary) and"
+        " the exact-match rates"
+    },
+    "02": {
+        3: "the accuracies on the scaled rows (0.999 for the cosine, as before; 0.94 falling to 0.41"
+        " for the dot product) and the lengths of the rows that the wrong reads return"
+    },
+    "04": {
+        3: "the mean output length and the exact-match rate at each $\\lambda$ (20.18, 20.36 and"
+        " 21.90 words for the plain model, 10% to 14% exact; 20.44 words and 94% for the attention"
+        " model at every $\\lambda$)"
+    },
+    "05": {
+        1: "the gradients at the first step (exactly 0 for $\\mathbf W_q$ and $\\mathbf W_k$,"
+        " $2.3\\cdot10^{-5}$ for $\\mathbf v_a$) and the accuracies after 400 steps, whose"
+        " size differs from one processor to another"
+    },
+    "07": {
+        3: "the accuracy without each pair of heads (27% without heads 1 and 2, 29% without 0 and 3,"
+        " 98% without 1 and 3, 43.5% without 0 and 2)"
+    },
+    "08": {
+        3: "the relative residuals of each fit on positions 0 to 199 and 1000 to 1199 (about"
+        " $10^{-15}$ and $10^{-6}$ for the paper's table, 0.09 with the float32 table; about a"
+        " quarter, and off by about $10^8$, for the literal reading)"
+    },
+    "09": {
+        2: "the loss and the token accuracy of each run after 100 steps (2.9 and 30% without a"
+        " warm-up, 2.7 and 29% at three times the rate, near 4.0 and 9.6% with both, 2.4 and 30%"
+        " for pre-LN)"
+    },
+    "11": {
+        3: "the accuracies averaged over the draws (61%, 65% and 77% from the random start, 58%, 68%"
+        " and 76% from skip-gram) and the cue words' neighbours"
+    },
     "12": {
         3: "the mean cosine of two different words (0.02 in the word model; 0.87 and 0.53 in the"
         " character model, before and after training), the nearest words of *players* and *play*,"
         " and the training losses (4.44 and 2.26 nats per token)"
+    },
+    "14": {
+        3: "the test accuracy with the body frozen (48.1%, against 85.4% fully fine-tuned) and the"
+        " probes' (51.6%; 63.2% with longer training, 58.1% standardized, 67.6% both)"
+    },
+    "15": {
+        3: "the weight the 33 heads give the first token (0.70 on average: 0.69 when it is *the*,"
+        " 0.72 otherwise), the 42 heads over one half, and the previous- and next-token heads'"
+        " weights (0.90 and 0.55)"
     },
     "16": {
         3: "the norms of the gradients that $\\mathcal{L}_{\\text{MLM}}$ and $\\lambda"

@@ -558,6 +558,13 @@ def _name_masked_maximum(
     highest = row[allowed[index]].max().item()
     start = f"on the case '{case}', row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}"
     starves = "makes every allowed exp underflow to 0, and zeroing the masked entries afterwards leaves nothing"
+    # weights all 0 even for scores all 0, where no fill value matters: the answer returns zeros, not
+    # a fill value's mistake (review s32, m8: a zero tensor was told of its fill value)
+    flat = rerun(torch.zeros(allowed.shape, dtype=scores.dtype))
+    if isinstance(flat, Tensor) and flat.shape == allowed.shape and not flat.abs().sum() > 0:
+        fail(
+            f"{start}, and your weights stay all 0 for scores that are all 0, where every allowed key should get an equal share: your function returns 0 where a row may attend. A row with something to attend to must have weights that sum to 1."
+        )
     lower = scores.expand(allowed.shape).masked_fill(~allowed, _below(scores))
     again = rerun(lower)
     if isinstance(again, Tensor) and again.shape == allowed.shape:
