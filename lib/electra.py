@@ -23,8 +23,9 @@ Deviations from the paper, on purpose:
   probability ``mask_prob``, independently), and every chosen token becomes [MASK] in the generator's
   input, with none of BERT's 10% random / 10% unchanged (the paper masks them all, sec. 2).
 - A sampled token that happens to equal the original counts as *original* (label 0), as in the paper.
-- Nothing of the discriminator's loss reaches the generator: the sampled ids are integers, drawn without
-  gradient (sec. 2: the discriminator loss is not back-propagated through the generator).
+- Nothing of the discriminator's loss reaches the generator's layers or head: the sampled ids are
+  integers, drawn without gradient (sec. 2: the discriminator loss is not back-propagated through the
+  generator). It does reach the embedding module that the two share.
 """
 
 from __future__ import annotations
