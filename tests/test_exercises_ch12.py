@@ -268,9 +268,9 @@ def test_check_unseen_phrases_accepts_the_measurement_and_says_what_is_missing()
     assert ch12.UNSEEN_ACCURACY == 189 / 463
     assert ch12.check_unseen_phrases(0.408, 0.5)
     assert ch12.check_unseen_phrases(torch.tensor(189 / 463), 0.5)  # unrounded
-    assert ch12.check_unseen_phrases(0.408, torch.tensor(0.49))
-    # the split's majority-sense baseline, 223 of 463, is a fair answer too
-    assert ch12.check_unseen_phrases(0.408, round(223 / 463, 3))
+    assert ch12.check_unseen_phrases(0.408, torch.tensor(0.5))
+    assert ch12.check_unseen_phrases(0.408, 1 / 2)
+    assert ch12.check_unseen_phrases(0.408, torch.tensor(1.0) / 2).status == "passed"
     assert ch12.check_unseen_phrases(None, None).status == "not attempted"
     assert "unseen_accuracy" in ch12.check_unseen_phrases(None, 0.5).message
     assert "chance_accuracy" in ch12.check_unseen_phrases(0.408, None).message
@@ -294,6 +294,12 @@ UNSEEN_WRONG = [
     ((0.363, None), "is not what the experiment measures"),  # the forward half only
     ((None, 0.25), "counts four equally likely classes"),
     ((None, 1 / 3), "is not the accuracy of guessing here"),
+    # chance is the uniform guess the exercise defines, not near it
+    ((None, 0.49), "is not the accuracy of guessing here"),
+    # the split's majority-sense baseline, 223 of 463: the mistake the exercise warns against
+    ((None, round(223 / 463, 3)), "is the majority baseline"),
+    ((None, 223 / 463), "is the majority baseline"),
+    ((None, 0.48), "is the majority baseline"),
     ((41, None), "write accuracies as fractions"),
     ((-0.1, None), "an accuracy is between 0 and 1"),
     (("high", None), "unseen_accuracy should be an accuracy"),

@@ -453,8 +453,13 @@ UNSEEN_RIGHT = 189  # both halves of the layer-2 vector
 UNSEEN_ACCURACY = UNSEEN_RIGHT / N_UNSEEN_TEST  # 0.408
 UNSEEN_FORWARD, UNSEEN_BACKWARD = 168 / N_UNSEEN_TEST, 217 / N_UNSEEN_TEST  # 0.363, 0.469
 CHANCE = 0.5  # the word is known (bank or play), its sense is a coin flip
-# Answering each word's more common sense in training instead gets 223 of 463 = 0.482 on this split (the
-# chapter asserts it): within the 0.02 below, so a reader who computes that baseline is not failed.
+# Chance is held at 0.5 to float32 rounding (CHANCE_TOLERANCE): the exercise defines it as a uniform guess.
+# Answering each word's more common sense in training instead gets MAJORITY_RIGHT of 463 = 0.482 on this
+# split (the chapter asserts it): the baseline the exercise rules out, answered with a message that names it
+# for any value that rounds to it (0.48, 0.482, 0.4816...).
+CHANCE_TOLERANCE = 1e-6
+MAJORITY_RIGHT = 223
+MAJORITY_ACCURACY = MAJORITY_RIGHT / N_UNSEEN_TEST  # 0.482
 # The reader's measurement comes out of training their own biLM, and training differs by processor. Rerun
 # as the chapter runs it, the whole vector's count was 189 on every CPU kernel path (ATEN_CPU_CAPABILITY
 # default, avx2 and avx512, seed 0) and 189 and 191 with the biLM's seeds 1 and 2 (the halves moved more:
@@ -490,7 +495,8 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
     (UNSEEN_ACCURACY): the spread of that measurement over kernel paths and training seeds, two test sentences,
     and half a sentence for the rounding to three decimals, as the exercise asks (so 0.41, which is 190
     of 463 to three decimals, passes); outside it, a number with two decimals or fewer (0.40, 0.5) is told
-    to measure. chance_accuracy within 0.02 of 0.5. The messages name the mistake and what to compute
+    to measure. chance_accuracy 0.5 to float32 rounding (CHANCE_TOLERANCE); the majority-sense baseline
+    (0.482) is named as the mistake it is. The messages name the mistake and what to compute
     or check, never the value."""
     if unseen_accuracy is None and chance_accuracy is None:
         not_attempted(
@@ -498,7 +504,11 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
         )
     if chance_accuracy is not None:
         chance = _fraction(chance_accuracy, "chance_accuracy")
-        if abs(chance - CHANCE) > 0.02:
+        if abs(chance - CHANCE) > CHANCE_TOLERANCE:
+            if abs(chance - MAJORITY_ACCURACY) <= 0.0025:
+                fail(
+                    f"chance_accuracy = {fmt(chance)} is the majority baseline: each word's more common sense in training, always. The exercise rules it out: chance here is a uniform guess. How many answers are left for each test sentence, each as likely as the others?"
+                )
             if abs(chance - 0.25) <= 0.02:
                 fail(
                     "chance_accuracy = 0.25 counts four equally likely classes. But the probe never takes a bank for a play (the vectors of the two words differ at every layer): how many senses are left to confuse for each test sentence?"
@@ -525,4 +535,4 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
         not_attempted("your chance_accuracy is right; now measure unseen_accuracy.")
     if chance_accuracy is None:
         not_attempted("your unseen_accuracy is the measurement; now give chance_accuracy.")
-    return f"both are right: on phrases it never saw, the layer-2 probe gets {UNSEEN_ACCURACY:.1%} (forward half {UNSEEN_FORWARD:.0%}, backward half {UNSEEN_BACKWARD:.0%}), below the chance of {CHANCE:.0%}, against more than 95% when every test phrase has a twin in training."
+    return f"both are right: on phrases it never saw, the layer-2 probe gets {UNSEEN_ACCURACY:.1%} (forward half {UNSEEN_FORWARD:.0%}, backward half {UNSEEN_BACKWARD:.0%}), about the chance of {CHANCE:.0%} (the 463 test sentences come from only 29 phrases), against more than 95% when every test phrase has a twin in training."
