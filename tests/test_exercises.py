@@ -1092,6 +1092,8 @@ FUNCTION_WRONG = [
     (ch09.check_pre_ln, _pre_ln("norm1 twice"), "has its own, norm2"),
     (ch09.check_pre_ln, _pre_ln("keys not normalized"), "the keys and values are x"),
     (ch09.check_pre_ln, _pre_ln("normalized residual"), "carries x itself"),
+    (ch09.check_pre_ln, _pre_ln("normalized residuals"), "to its normalized input"),
+    (ch09.check_pre_ln, _pre_ln("normalized second residual"), "carries y itself"),
     (ch09.check_pre_ln, _pre_ln("no attention residual"), "first residual connection is missing"),
     (ch09.check_pre_ln, _pre_ln("feed-forward not normalized"), "it reads LN2(y)"),
     (ch09.check_pre_ln, lambda layer, x: layer(x)[0], "not to call the layer itself"),
@@ -1261,6 +1263,16 @@ PREDICTIONS_WRONG_LATER = [
         "of the encoder and of the decoder",
     ),
 ]
+
+
+def test_ch09_parameter_counts_names_every_wrong_answer_at_once():
+    """Two wrong predictions are both diagnosed in one message, not one per run (review s32)."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch09.check_parameter_counts(2 * 18_944_000, 6_297_600, 107_220_992)
+    message = str(failed.value)
+    assert "2 of your answers are not right yet" in message
+    assert "stays tied" in message and "the encoder's 6 layers only" in message
+    assert "total_n12" not in message  # the right one is not called wrong
 
 
 @pytest.mark.parametrize("guess", [100_000_000, 90_000_000, 112_000_000])
