@@ -160,8 +160,9 @@ def test_figures_drawn_for_the_desktop_are_shown_twice_as_wide_in_a_box_that_scr
 
 # Chapter 14's tables printed by code cells, with the first words of their headings: those that fit a
 # 360 px phone's column whole (review p33b: they ran 334 and 459 px wide; the fine-tuning heads' table
-# has short headings now, the pretraining arithmetic one column per model)
-FIT_ON_A_PHONE = ["head (Figure 4)", "pretraining"]
+# has short headings now, the pretraining arithmetic one column per model; review s32, item 1: the
+# parameter table, 457 px, gives the two BERTs in millions and the chapter's model on a line below)
+FIT_ON_A_PHONE = ["head (Figure 4)", "pretraining", "part"]
 
 TABLES = """
 if (window.bookScrollCues) window.bookScrollCues();
