@@ -63,7 +63,7 @@ def test_every_page_with_widgets_carries_their_state(site):
 # The book's floor for a plot's text on a phone: 9 CSS px (lib.viz.interactive.PHONE_RC's figures, 11 points
 # on about 5 inches); a slider's pictures were drawn at 6-8 px (reader s32, chapter 8)
 SLIDER_TEXT_PX = 9.0
-PHONE_PX = re.compile(r'data-phone-px=\\*"([\d.]+)"')
+PHONE_PX = re.compile(r'data-phone-px=\\*"([\d.]+)')
 
 
 def test_every_slider_picture_reads_on_a_phone(site):
