@@ -19,13 +19,13 @@ from torch import Tensor
 from lib.transformer import EncoderLayer, TransformerConfig, count_parameters
 
 from . import (
-    CheckFailed,
     attempted,
     call,
     checker,
     expect_number,
     expect_tensor,
     fail,
+    failures,
     largest_difference,
     near,
     not_attempted,
@@ -484,13 +484,7 @@ def check_parameter_counts(gain_separate: Any, loss_half_ff: Any, total_n12: Any
         "loss_half_ff": lambda v: _check_loss_half_ff(v, n),
         "total_n12": lambda v: _check_total_n12(v, n, N, times),
     }
-    wrong = []
-    for name, check in parts.items():
-        if answers[name] is not None:
-            try:
-                check(answers[name])
-            except CheckFailed as e:
-                wrong.append(str(e))
+    wrong = failures(parts, answers)
     if len(wrong) > 1:
         fail(f"{len(wrong)} of your answers are not right yet. " + " ".join(wrong))
     if wrong:

@@ -31,6 +31,7 @@ from . import (
     expect_number,
     expect_tensor,
     fail,
+    failures,
     fmt,
     largest_difference,
     not_attempted,
@@ -729,13 +730,7 @@ def check_long_context(qwen3_cache_gib: Any, smallest_window: Any, window_cache_
         "smallest_window": lambda v: _check_window(v, right["smallest_window"]),
         "window_cache_mib": lambda v: _check_window_cache(v, right["window_cache_mib"], per_token),
     }
-    wrong = []  # every wrong prediction at once, each message naming its variable
-    for name, check in checks.items():
-        if values[name] is not None:
-            try:
-                check(values[name])
-            except CheckFailed as e:
-                wrong.append(str(e))
+    wrong = failures(checks, values)  # every wrong prediction at once, each naming its variable
     if wrong:  # raised, not fail(): the mistakes are those named above, none new
         raise CheckFailed(" ".join(wrong))
     missing = [n for n in names if values[n] is None]
