@@ -23,6 +23,7 @@ import matplotlib.pyplot as plt
 from matplotlib.textpath import TextPath
 
 from lib._validate import check_bool, check_int, check_type, is_number
+from lib.viz.interactive import PHONE_COLUMN_PX
 
 __all__ = [
     "seq2seq_diagram",
@@ -52,13 +53,13 @@ _DIAGRAM_COLORS = {
 # The book's rule for text on a phone (readers s29-s30 found 10-11 CSS px labels hard to read): a
 # diagram drawn for a phone is shown 328 px wide in a 360 px phone's column, and its smallest text
 # reads at 12 CSS px or more there (tests/test_viz_diagrams.py holds every chapter's diagram to it)
-_PHONE_COLUMN_PX, _PHONE_TEXT_PX = 328, 12
+_PHONE_TEXT_PX = 12
 
 
 def _phone_font(width):
     """The smallest font size in points, to half a point up, whose text reads at ``_PHONE_TEXT_PX``
-    CSS px on a canvas ``width`` inches wide shown ``_PHONE_COLUMN_PX`` wide (14 at 5.2 inches)."""
-    return math.ceil(_PHONE_TEXT_PX * 72 / _PHONE_COLUMN_PX * width * 2) / 2
+    CSS px on a canvas ``width`` inches wide shown ``PHONE_COLUMN_PX`` wide (14 at 5.2 inches)."""
+    return math.ceil(_PHONE_TEXT_PX * 72 / PHONE_COLUMN_PX * width * 2) / 2
 
 
 _FONT = 9.5  # points: the smallest text of the new diagrams
