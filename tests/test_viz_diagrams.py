@@ -26,6 +26,7 @@ from lib.gpt import GPTConfig  # noqa: E402
 from lib.llama import LlamaConfig  # noqa: E402
 from lib.playground import PlaygroundConfig  # noqa: E402
 from lib.viz.diagrams import _CTX, _DIAGRAM_COLORS, _QUERY  # noqa: E402
+from lib.viz.interactive import PHONE_COLUMN_PX  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 SRC, TGT = "the woman always falls".split(), "la femme tombe toujours".split()
@@ -1318,8 +1319,9 @@ def test_each_chapter_diagram_cell_has_the_figure_s_own_alt_text_and_legible_tex
 
 
 # The book's rule for its diagrams on a phone (readers s29-s30 found 10-11 CSS px labels hard to read):
-# every text at least 12 CSS px where a 360 px phone shows the figure in its 328 px column.
-PHONE_COLUMN_PX, PHONE_TEXT_PX = 328, 12
+# every text at least 12 CSS px where a 360 px phone shows the figure in its 328 px column
+# (viz.interactive's PHONE_COLUMN_PX, the one the sliders' pictures are measured in).
+PHONE_TEXT_PX = 12
 
 
 def phone_px(fig):
