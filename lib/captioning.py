@@ -24,8 +24,9 @@ Deviations from the paper, for tiny synthetic images and a training run of secon
 - The attention's parameters start from Xavier-uniform values instead of AdditiveScore's Bahdanau
   initialization (v_a = 0, i.e. uniform attention at first); the chapter's exercise 1 compares
   the two.
-- Hard attention (one region sampled from alpha_t, trained with REINFORCE, sec. 4.1) is available only
-  at inference, as ``attention="hard"``: the region of largest weight replaces the weighted sum.
+- No hard attention as the paper trains it (one region sampled from alpha_t, REINFORCE, sec. 4.1):
+  the model is trained soft only. ``attention="hard"`` is an argmax reading of that soft model at
+  inference: the region of largest weight replaces the weighted sum; nothing is sampled.
 - No dropout, no ensemble; the doubly stochastic penalty (eq. 14) is optional (``penalty``).
 """
 
