@@ -19,7 +19,7 @@ A document is read twice, bottom up (sec. 2):
 
 u_w and u_s are *learned context vectors*: a query that no decoder provides, learned with the rest
 ("which word is informative?"). ``ContextAttention`` implements eqs. 5-7 with lib.attention's
-AdditiveScore and masked_softmax: score_t = v_a^T tanh(W_q q + W_k h_t) with the constant query q = [1]
+AdditiveScore and masked_softmax: score_t = v_a^T tanh(W_q q + W_k h_t) with the dummy argument q = [1]
 is exactly u^T tanh(W h_t + b), since W_q [1] is a learned bias b, W_k is W and v_a is the context vector u.
 
 Deviations from the paper: small widths (the paper: 200-dim word2vec embeddings, GRUs of 50 per
@@ -63,7 +63,7 @@ class ContextAttention(nn.Module):
     """Attention pooling with a learned context vector (Yang et al. 2016, eqs. 5-7 and 10).
 
     forward(h [B, T, D], mask bool [B, T] (True at real positions)) -> (pooled [B, D], weights [B, T]).
-    ``score`` is an AdditiveScore(1, D, Da) fed the constant query [1] (see the module docstring), so
+    ``score`` is an AdditiveScore(1, D, Da) fed the dummy argument q = [1] (module docstring), so
     ``score.v_a.weight`` [1, Da] is the paper's context vector u and ``score.W_q.weight`` [Da, 1] its bias b.
     A row with no real position (a padding sentence) gets zero weights and a zero vector.
     """
@@ -75,7 +75,7 @@ class ContextAttention(nn.Module):
             nn.init.xavier_uniform_(layer.weight)
 
     def forward(self, h: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
-        one = h.new_ones(h.shape[0], 1, 1)  # the constant query [B, 1, 1]
+        one = h.new_ones(h.shape[0], 1, 1)  # the dummy argument q = [1]: [B, 1, 1]
         scores = self.score(one, h)  # [B, 1, T]
         weights = _masked_softmax(scores, mask[:, None, :])  # [B, 1, T], 0 on padding
         return (weights @ h).squeeze(1), weights.squeeze(1)  # [B, D], [B, T]
