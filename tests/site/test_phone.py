@@ -247,6 +247,20 @@ def test_chapter_4s_tables_and_reinforce_equations_fit_a_phone(site, server, bro
     )
 
 
+def test_chapter_5s_display_equations_fit_a_phone(site, server, browser, phone):
+    """Review s33, item 6: at 360 px the HAN's two-column equations ran 523 px in a 328 px column,
+    the deep output layer (eq. 7) 344 and Jensen's bound 428, each scrolling sideways. Stacked, one
+    equation per line (eq. 7 and the bound on two), each fits with room to spare."""
+    width, height = phone
+    open_page(browser, f"{server}/notebooks/05_attention_beyond_translation.html")
+    wait_until(browser, CUES_DRAWN, timeout=10)
+    equations = browser.execute_script(EQUATIONS)
+    assert len(equations) >= 4, equations
+    assert all(e["width"] <= e["room"] - SPARE and not e["scrolls"] for e in equations), (
+        f"at {width}x{height}: {equations}"
+    )
+
+
 # A slider's row at its last state: its elements past the row's own box, or past the screen, and each
 # ancestor up to the cell's output that scrolls sideways because of it (a VBox scrolls: a handle 2 px
 # past the row gave the figure a scroll bar and its cue, and clipped the row's label on the left).
