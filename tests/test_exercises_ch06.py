@@ -48,6 +48,29 @@ def test_a_very_strong_right_design_prints_ratios_that_show():
     )
 
 
+def test_a_design_whose_adjective_ties_with_the_referent_passes_with_a_note():
+    """Keys that read 'animate' and 'place' alone pass, but 'tired' ties with 'animal' (0.186 each): the
+    verdict says so. A key of -1 on 'adjective' (the chapter's worked solution) breaks the tie: no note."""
+    tied = str(
+        ch06.check_second_layer(*_channels({"animate": 0, "place": 1}, {"animate": 0, "place": 1}))
+    )
+    assert "'it' gives 'tired' 0.186 and 'animal' 0.186" in tied, tied
+    assert "does not single out the referent" in tied
+    W_Q2, W_K2 = _channels({"animate": 0, "place": 1}, {"animate": 0, "place": 1})
+    W_K2[ch06.FEATURES.index("adjective")] = -1.0
+    broken = str(ch06.check_second_layer(W_Q2, W_K2))
+    assert "1.57 (tired) and 0.35 (wide)" in broken and "single out" not in broken, broken
+
+
+def test_crossed_channels_name_the_two_words():
+    """Both 'animal' and 'street' are nouns: the message for crossed channels names each word."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch06.check_second_layer(*_channels({"animate": 0, "place": 1}, {"place": 0, "animate": 1}))
+    message = str(failed.value)
+    assert "favours the key of 'street'" in message and "favours the key of 'animal'" in message
+    assert "the noun" not in message, message
+
+
 @pytest.mark.parametrize(
     "looks_like",
     ["orange", "the orange curves", "Orange (unscaled)", "unscaled", "orange, at d_k = 16"],

@@ -209,7 +209,7 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
             fail(f"in {which}, {said}: {_same_ratio_cause(W_Q2, W_K2, noun, place)}")
         if n_tired < p_tired and n_wide > p_wide:
             fail(
-                f"in {which}, {said}: the preferences are swapped: in your channels, what 'tired' adds to the query of 'it' favours the key of the place, and what 'wide' adds favours the key of the noun."
+                f"in {which}, {said}: the preferences are swapped: in your channels, what 'tired' adds to the query of 'it' favours the key of '{place}', and what 'wide' adds favours the key of '{noun}'."
             )
         if n_tired <= n_wide and p_tired >= p_wide:
             fail(
@@ -229,7 +229,20 @@ def check_second_layer(W_Q2: Any, W_K2: Any) -> str:
                 f"in {which}, {said}: the sentence ending in {wrong} gets it wrong. The ratio does change between the sentences, but not enough to change the preference.{hint}"
             )
     chapter = ratios[PAIRS[0][0]]
-    return f"in the chapter's sentences the ratio of the weights on 'animal' and 'street' is {_ratio(chapter['tired'])} (tired) and {_ratio(chapter['wide'])} (wide), and the two hidden cases with other nouns (criminal / river, FBI / road) come out right too."
+    passed = f"in the chapter's sentences the ratio of the weights on 'animal' and 'street' is {_ratio(chapter['tired'])} (tired) and {_ratio(chapter['wide'])} (wide), and the two hidden cases with other nouns (criminal / river, FBI / road) come out right too."
+    return passed + _adjective_tie(W_Q2, W_K2)
+
+
+def _adjective_tie(W_Q2: Tensor, W_K2: Tensor) -> str:
+    """A note for a passing design in which 'tired' gets as much weight as 'animal' or more: the layer
+    prefers 'animal' to 'street' without making it the word that 'it' attends to most."""
+    tokens, w = _weights_of_it(
+        W_Q2, W_K2, SENTENCE.format(noun="animal", place="street", adjective="tired")
+    )
+    animal, tired = w[tokens.index("animal")].item(), w[tokens.index("tired")].item()
+    if tired < animal - 1e-9:
+        return ""
+    return f" One step further: 'it' gives 'tired' {tired:.3f} and 'animal' {animal:.3f}, so your layer prefers 'animal' to 'street' but does not single out the referent. Your keys cannot tell the adjective from the noun; a key can also subtract a feature that the adjective has and the noun lacks."
 
 
 def _ratio(r: float) -> str:
