@@ -228,6 +228,10 @@ SIZE_WRONG = [
     ((None, None, 793_471 * 512), "but not the biases"),
     ((None, None, 406e6), "but not the biases"),
     ((None, None, 4.1e8), "give at least three significant figures"),
+    ((None, None, 4e8), "give at least three significant figures"),
+    # three figures, but not the count's (student review s33, error 3's kind): the value is wrong
+    ((None, None, 4.05e8), "is not it"),
+    ((None, None, 4.2e8), "is not it"),
     ((None, None, "a lot"), "softmax_params should be a number"),
 ]
 

@@ -383,7 +383,9 @@ def _check_softmax_params(softmax_params: Any, n: dict) -> None:
             fail(
                 f"softmax_params = {v:,.0f} is the whole model with the softmax; the question asks what the softmax adds."
             )
-        if near(v, right, 0.01):
+        digits = f"{v:.0f}".rstrip("0")  # 4.1e8 -> "41": two significant figures
+        if len(digits) < 3 and abs(v - right) <= 0.5 * 10 ** (len(f"{v:.0f}") - len(digits)):
+            # the count, rounded to fewer than three figures (4.1e8): ask for three
             fail(
                 f"softmax_params = {v:,.0f} is close, but give at least three significant figures: the count is exact, a weight for every (word, input number) pair and a bias per word."
             )
