@@ -228,6 +228,10 @@ SIZE_WRONG = [
     ((None, None, 793_471 * 512), "but not the biases"),
     ((None, None, 406e6), "but not the biases"),
     ((None, None, 4.1e8), "give at least three significant figures"),
+    ((None, None, 4e8), "give at least three significant figures"),
+    # three figures, but not the count's (student review s33, error 3's kind): the value is wrong
+    ((None, None, 4.05e8), "is not it"),
+    ((None, None, 4.2e8), "is not it"),
     ((None, None, "a lot"), "softmax_params should be a number"),
 ]
 
@@ -284,11 +288,16 @@ def test_check_unseen_phrases_accepts_the_measurement_and_says_what_is_missing()
 
 UNSEEN_WRONG = [
     ((0.95, None), "every test phrase has a twin"),
-    # guesses, and the measurement to two decimals: the exercise asks for three
-    ((0.5, None), "has two decimals or fewer"),
-    ((0.3, None), "has two decimals or fewer"),
-    ((0.55, None), "has two decimals or fewer"),
+    # the measurement to one or two decimals (0.40 could be 0.403): the exercise asks for three
     ((0.40, None), "has two decimals or fewer"),  # 185 of 463, outside the measured spread
+    ((0.4, None), "has two decimals or fewer"),
+    # guesses with one or two decimals that no rounding of the measurement gives: the value is wrong,
+    # not the precision (student review s33, error 3)
+    ((0.5, None), "is not what the experiment measures"),
+    ((0.3, None), "is not what the experiment measures"),
+    ((0.55, None), "is not what the experiment measures"),
+    ((0.45, None), "is not what the experiment measures"),
+    ((0.42, None), "is not what the experiment measures"),
     # another number: the experiment is checked, not the value told
     ((0.437, None), "is not what the experiment measures"),
     ((0.363, None), "is not what the experiment measures"),  # the forward half only
@@ -342,6 +351,27 @@ def test_check_unseen_phrases_accepts_every_count_in_the_spread_however_it_is_wr
 def test_check_unseen_phrases_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)):
         ch12.check_unseen_phrases(*args)
+
+
+def test_exercise_4_asks_for_three_decimals_only_where_the_rounded_value_could_be_the_measurement():
+    """Student review s33, error 3: 0.45 was told its precision was the problem, though no rounding of
+    the measurement gives 0.45. Every value with one or two decimals outside the accepted band: the
+    precision message exactly where the band, widened by half of its last decimal, holds it."""
+    acc, tol = ch12.UNSEEN_ACCURACY, ch12.ACCURACY_TOLERANCE
+    told_precision = []
+    for hundredths in range(0, 81):  # above 0.8 the twin-split message comes first
+        value = hundredths / 100
+        if abs(value - acc) <= tol:
+            continue  # 0.41: passes
+        with pytest.raises(ExerciseFailed) as failure:
+            ch12.check_unseen_phrases(value, 0.5)
+        if "has two decimals or fewer" in failure.value.message:
+            told_precision.append(value)
+        else:
+            assert "is not what the experiment measures" in failure.value.message, value
+    assert told_precision == [
+        0.4
+    ]  # 0.4 and 0.40: one decimal (0.35 to 0.45) or two (0.395 to 0.405)
 
 
 def test_the_unseen_tolerance_is_the_documented_one():

@@ -282,6 +282,15 @@ def test_chapter_12_layer_slider_shows_each_layers_vectors_and_probe():
         assert f"own sense: {p_own.mean():.2f} on average" in alt
     # the token layer is the static vector: one per word, bank and play
     assert "(2 different vectors)" in alt_texts(box)[0]
+    # student review s33, error 6: the picture and the slider above it fit a 1280 x 900 screen together
+    # (the picture was 836 px high); the page shows it at its own size there
+    import base64
+    import struct
+
+    for page in box.children[1].children:
+        png = base64.b64decode(re.search(r"base64,([^\"]+)\"", page.value).group(1))
+        width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR
+        assert width <= 600 and height <= 760, (width, height)
 
 
 def test_chapter_16_detection_slider_shows_the_corruption_and_the_discriminator():
