@@ -297,6 +297,38 @@ def test_schedule_and_bad_input():
         term_plan.schedule("2027-01-11", "Mars/Olympus")
 
 
+def test_a_course_order_dates_its_chapters_one_a_week(tmp_path):
+    """Lecturer review s33, M3: a course on chapters 10, 15, 7 and 11, in that order."""
+    from nbgrader.api import Gradebook
+
+    rows = term_plan.schedule("2026-11-23", "Europe/Berlin", order=["10", "15", "7", "11"])
+    assert [(r["week"], r["chapter"][:2]) for r in rows] == [
+        (1, "10"),
+        (2, "15"),
+        (3, "07"),
+        (4, "11"),
+    ]
+    assert rows[0]["due"].isoformat() == "2026-12-06T23:59:00+01:00"
+    assert rows[-1]["due"].date() == dt.date(2026, 12, 27)
+    for bad, message in [(["10", "10"], "given twice"), (["19"], "not a chapter"), ("10", "list")]:
+        with pytest.raises((ValueError, TypeError), match=message):
+            term_plan.schedule("2026-11-23", order=bad)
+    db = tmp_path / "gradebook.db"
+    (tmp_path / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "attention-book"\n'
+        f'c.CourseDirectory.db_url = "sqlite:///{db}"\n'
+    )
+    for chapter in ["07_multi_head_attention", "10_subword_tokenization"]:
+        (tmp_path / "source" / chapter).mkdir(parents=True)
+    rows = term_plan.write_deadlines(tmp_path, "2026-11-23", order=["10", "07"])
+    assert [(r["week"], r["chapter"][:2]) for r in rows] == [(1, "10"), (2, "07")]
+    with Gradebook(f"sqlite:///{db}", course_id="attention-book") as gb:
+        due = {a.name[:2]: a.duedate for a in gb.assignments}
+    assert due == {"10": dt.datetime(2026, 12, 6, 23, 59), "07": dt.datetime(2026, 12, 13, 23, 59)}
+    with pytest.raises(ValueError, match="07_multi_head_attention have no week"):
+        term_plan.write_deadlines(tmp_path, "2026-11-23", order=["10"])
+
+
 def test_late_policy_in_nbgrader_autograde(tmp_path):
     """nbgrader's own autograde, on a one-cell course, applies the policy the deadlines command set."""
     import subprocess
