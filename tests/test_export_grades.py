@@ -461,7 +461,7 @@ def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, m
     import grade_course
 
     chapter = "06_self_attention"
-    monkeypatch.setattr(grade_course, "FLAGGED", set())
+    monkeypatch.setattr(grade_course, "FLAGGED", {})
     monkeypatch.setattr(grade_course, "REFUSED", set())
     monkeypatch.setattr(
         grade_course, "copy_flags", lambda *a: ["frank ex2_written: like the model answer"]
@@ -489,6 +489,46 @@ def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, m
         f"frank {chapter}: answers of 1 student are near-verbatim the model answer (flagged when"
         " graded;"
     )
+
+
+def test_a_flagged_submission_time_reaches_the_flags_and_the_export(tmp_path, monkeypatch):
+    """Lecturer review s33, m9: frank's timestamp.txt set back 336 minutes was caught, then said only
+    in reports/*.txt, not in the flags file or the export's warnings."""
+    import grade_course
+    import term_plan
+
+    chapter = "07_multi_head_attention"
+    why = "timestamp.txt says 2026-12-06 08:00:00 UTC, 336 min from the exchange's time (...)"
+    monkeypatch.setattr(grade_course, "FLAGGED", {"frank": why})
+    monkeypatch.setattr(grade_course, "REFUSED", set())
+    monkeypatch.setattr(grade_course, "REPAIRED", {})
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "release_advice", lambda *a: None)
+    monkeypatch.setattr(term_plan, "feedback_too_early", lambda *a: None)
+    grade_course._print_flags(tmp_path, chapter, ["alice", "frank"], [])
+    flags = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    said = "submission time flagged (timestamp.txt 336 min off the exchange's clock; the late"
+    assert list(flags) == ["frank"] and flags["frank"][0].startswith(said), flags
+    (warning,) = export_grades.flag_warnings(tmp_path / "reports", [chapter])
+    assert warning.startswith(f"frank {chapter}: flagged when graded ({said}"), warning
+
+
+def test_a_group_whose_order_is_known_says_it(tmp_path):
+    """Lecturer review s33, m10: the export said "order unknown" where every pair's order was known
+    but no one student was first of all."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    flags = {
+        "alice": ["alike with gina; alice submitted first"],
+        "bob": ["alike with gina; bob submitted first"],
+        "gina": ["alike with alice; alice submitted first", "alike with bob; bob submitted first"],
+    }
+    (reports / f"{A}-flags.json").write_text(json.dumps(flags))
+    (warning,) = export_grades.flag_warnings(reports, [A])
+    assert warning.startswith(
+        f"alice, bob and gina {A}: these 3 answers are alike (alice and bob submitted before gina;"
+    ), warning
 
 
 def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch, capsys):
@@ -536,7 +576,7 @@ def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch,
     args = ["--gradebook", str(gradebook), "--canvas", str(out), "--allow-unknown-times"]
     assert export_grades.main(args) == 0 and out.exists()
 
-    monkeypatch.setattr(grade_course, "FLAGGED", set())
+    monkeypatch.setattr(grade_course, "FLAGGED", {})
     monkeypatch.setattr(grade_course, "REFUSED", set())
     monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
     monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])

@@ -3589,6 +3589,13 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
                 else "the worked solution"
             )
             flagged.setdefault(student, []).append(f"alike with {book}")
+    for student, why in FLAGGED.items():  # lecturer review s33, m9: in the flags and the export too
+        if student in students:
+            off = re.search(r"(\d+) min from", why)
+            flagged.setdefault(student, []).append(
+                f"submission time flagged (timestamp.txt {off[1] + ' min ' if off else ''}off the "
+                "exchange's clock; the late policy uses the later time)"
+            )
     for r in results:
         for other in r.classmates:
             flagged.setdefault(r.student, []).append(
