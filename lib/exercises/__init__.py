@@ -951,7 +951,7 @@ def mistakes_passing(module: Any, seeds: dict[str, int] | None = None) -> dict[s
     A module whose checkers draw cases from a seed and name their known mistakes lists them in
     ``PRIVATE_CASE_MISTAKES`` {seed's name: function returning the mistakes that pass}. A course's
     private seeds must leave every list empty (tools/make_course.py --private-cases redraws until they
-    do): a known mistake that passes the course's cases would get full marks (lecturer review s33, S1:
+    do): a known mistake that passes the course's cases would get full marks (course-kit review s33, S1:
     chapter 10's "first occurrence only" passed on 63 of 100 seeds)."""
     checks = getattr(module, "PRIVATE_CASE_MISTAKES", {})
     if seeds is not None and not isinstance(seeds, dict):

@@ -391,7 +391,7 @@ def _edge_pairs(pairs: list, chosen: list) -> list:
     """Pairs of ``pairs`` that tell the known mistakes about groups apart where ``chosen`` has none
     that does: a target length (with or without <eos>) in another of HIDDEN_BINS than the source
     length, a source length on a bin's lower end and one on its upper end. Without them, grouping by
-    the target length passed on 6 of 10 drawn seeds (lecturer review s33, S1)."""
+    the target length passed on 6 of 10 drawn seeds (course-kit review s33, S1)."""
 
     def group(n: int) -> int:
         return next((k for k, (lo, hi) in enumerate(HIDDEN_BINS) if lo <= n <= hi), -1)

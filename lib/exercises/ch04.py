@@ -246,7 +246,7 @@ REAL_CENTRE = 4.6
 SEEDS = {"local_m_weights": 4}
 PRACTICE_SEED = 4
 # On drawn scores, a window centred on round(t) or int(t) passed where the position it adds has a
-# weight below 1e-5 (1 seed in 30: lecturer review s33, S1); a course's cases also hold these scores.
+# weight below 1e-5 (1 seed in 30: course-kit review s33, S1); a course's cases also hold these scores.
 RISING = torch.linspace(-1.0, 1.0, 10)
 
 

@@ -240,7 +240,7 @@ HAND_MERGES = [("b", "a"), ("a", "b")]  # 'bab' -> ba b </w>: (a, b) is not a pa
 # keeps x yz; apply_bpe (or a loop over the list until nothing changes) goes on to xyz.
 DIFFERING_CASE = ("xyz", [("x", "yz"), ("y", "z")])
 # A drawn seed's words over "abnc" seldom repeat a pair, and "first occurrence only" passed on 63 of
-# 100 seeds (lecturer review s33, S1): a course's cases also hold a word in which a pair repeats.
+# 100 seeds (course-kit review s33, S1): a course's cases also hold a word in which a pair repeats.
 REPEATED_PAIR_CASE = ("banana", [("a", "n")])
 
 
