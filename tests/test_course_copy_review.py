@@ -257,3 +257,52 @@ def test_the_courses_worked_solutions_setting_decides_what_the_grader_does(
 def test_a_course_setting_is_checked():
     with pytest.raises(ValueError, match="worked_solutions: expected one of allowed, flag, zero"):
         make_course.write_course(Path("/nonexistent"), ["16"], worked_solutions="yes")
+
+
+def test_experiment_cells_no_checker_grades_are_not_compared(tmp_path):
+    """Lecturer review s33, M4: honest students who ran chapter 10's experiment with the worked code
+    (exercise 3, 0 points, no checker) were flagged "the book's worked solution" in every chapter;
+    exercise 2's function, which a checker grades, is still compared."""
+    make_course.write_course(tmp_path, ["10"], predictions_at_collection=True)
+    chapter = next((tmp_path / "source").iterdir()).name
+    source = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+    # exercise 1, a prediction, is 0 points too
+    assert grade_course.unchecked_answers(source) == {"ex1_answer", "ex3_answer"}
+    worked = grade_course.code_answers(source)
+    begin = grade_course.SOLUTION_MARKS[0]
+    for student in ("alice", "bob"):
+        folder = tmp_path / "submitted" / student / chapter
+        folder.mkdir(parents=True)
+        nb = nbformat.read(tmp_path / "source" / chapter / f"{chapter}.ipynb", as_version=4)
+        for cell in nb.cells:  # the worked code in exercises 2 and 3, templates elsewhere
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if cell.cell_type == "code" and grade_id in ("ex2_answer", "ex3_answer"):
+                cell.source = (
+                    worked[grade_id].replace(begin, "").replace(grade_course.SOLUTION_MARKS[1], "")
+                )
+            elif cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution"):
+                cell.source = cell.source.split(begin, 1)[0]
+        nbformat.write(nb, folder / f"{chapter}.ipynb")
+    flags = grade_course.code_copy_flags(tmp_path, chapter, ["alice", "bob"])
+    assert flags and all("ex3_answer" not in f and "ex1_answer" not in f for f in flags), flags
+    assert any(f.startswith("alice ex2_answer:") for f in flags), flags
+
+
+def test_a_regrade_of_one_student_keeps_a_reviewed_group_reviewed(tmp_path):
+    """Lecturer review s33, M4: after alice, bob and dave's likeness was marked reviewed, grading gina
+    alone (`--student gina`) warned again of "alice, bob, dave and gina: these 4 answers are alike"."""
+    reports, chapter = tmp_path / "reports", "10_subword_tokenization"
+    reports.mkdir()
+    trio = ["alice", "bob", "dave"]
+    flags = {s: [f"alike with {o}; order unknown" for o in trio if o != s] for s in trio}
+    (reports / f"{chapter}-flags.json").write_text(json.dumps(flags))
+    export_grades.mark_reviewed(reports, chapter)
+    assert export_grades.flag_warnings(reports, [chapter]) == []
+    for s in trio:  # gina graded alone: alike with each of them
+        flags[s].append("alike with gina; order unknown")
+    flags["gina"] = [f"alike with {o}; order unknown" for o in trio]
+    (reports / f"{chapter}-flags.json").write_text(json.dumps(flags))
+    (warning,) = export_grades.flag_warnings(reports, [chapter])
+    assert warning.startswith(
+        f"gina {chapter}: answers alike with alice, bob and dave's, whose likeness you marked reviewed"
+    ), warning

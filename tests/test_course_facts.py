@@ -255,3 +255,16 @@ def test_the_formgrader_keys_the_page_gives_are_nbgraders():
         assert key in page and f'"keybinding": "{binding}"' in js, key
     # the copy report's limit, said (lecturer review s31, m8): a literal counts as code
     assert "A literal counts as code: a worked experiment copied with one number" in page
+
+
+def test_the_first_week_releases_before_it_rehearses_in_a_throwaway_course():
+    """Lecturer review s33, M2: a fake student cannot fetch before the release, and one who submits in
+    the real course stays in its gradebook and every export."""
+    steps = dict(re.findall(r"^(\d+)\. \*\*([^*]+)\*\*", PAGE, re.M))
+    release = next(int(n) for n, what in steps.items() if what.startswith("Release"))
+    rehearse = next(int(n) for n, what in steps.items() if what.startswith("Rehearse"))
+    assert release < rehearse, steps
+    section = PAGE[PAGE.index("**Rehearse with fake students.**") :][:2000]
+    assert section.index("release_assignment") < section.index("fetch_assignment")
+    assert "--out /tmp/rehearsal" in section
+    assert "nbgrader db student remove alice --force" in section

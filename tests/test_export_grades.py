@@ -297,6 +297,38 @@ def test_schedule_and_bad_input():
         term_plan.schedule("2027-01-11", "Mars/Olympus")
 
 
+def test_a_course_order_dates_its_chapters_one_a_week(tmp_path):
+    """Lecturer review s33, M3: a course on chapters 10, 15, 7 and 11, in that order."""
+    from nbgrader.api import Gradebook
+
+    rows = term_plan.schedule("2026-11-23", "Europe/Berlin", order=["10", "15", "7", "11"])
+    assert [(r["week"], r["chapter"][:2]) for r in rows] == [
+        (1, "10"),
+        (2, "15"),
+        (3, "07"),
+        (4, "11"),
+    ]
+    assert rows[0]["due"].isoformat() == "2026-12-06T23:59:00+01:00"
+    assert rows[-1]["due"].date() == dt.date(2026, 12, 27)
+    for bad, message in [(["10", "10"], "given twice"), (["19"], "not a chapter"), ("10", "list")]:
+        with pytest.raises((ValueError, TypeError), match=message):
+            term_plan.schedule("2026-11-23", order=bad)
+    db = tmp_path / "gradebook.db"
+    (tmp_path / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.course_id = "attention-book"\n'
+        f'c.CourseDirectory.db_url = "sqlite:///{db}"\n'
+    )
+    for chapter in ["07_multi_head_attention", "10_subword_tokenization"]:
+        (tmp_path / "source" / chapter).mkdir(parents=True)
+    rows = term_plan.write_deadlines(tmp_path, "2026-11-23", order=["10", "07"])
+    assert [(r["week"], r["chapter"][:2]) for r in rows] == [(1, "10"), (2, "07")]
+    with Gradebook(f"sqlite:///{db}", course_id="attention-book") as gb:
+        due = {a.name[:2]: a.duedate for a in gb.assignments}
+    assert due == {"10": dt.datetime(2026, 12, 6, 23, 59), "07": dt.datetime(2026, 12, 13, 23, 59)}
+    with pytest.raises(ValueError, match="07_multi_head_attention have no week"):
+        term_plan.write_deadlines(tmp_path, "2026-11-23", order=["10"])
+
+
 def test_late_policy_in_nbgrader_autograde(tmp_path):
     """nbgrader's own autograde, on a one-cell course, applies the policy the deadlines command set."""
     import subprocess
@@ -429,7 +461,7 @@ def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, m
     import grade_course
 
     chapter = "06_self_attention"
-    monkeypatch.setattr(grade_course, "FLAGGED", set())
+    monkeypatch.setattr(grade_course, "FLAGGED", {})
     monkeypatch.setattr(grade_course, "REFUSED", set())
     monkeypatch.setattr(
         grade_course, "copy_flags", lambda *a: ["frank ex2_written: like the model answer"]
@@ -457,6 +489,46 @@ def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, m
         f"frank {chapter}: answers of 1 student are near-verbatim the model answer (flagged when"
         " graded;"
     )
+
+
+def test_a_flagged_submission_time_reaches_the_flags_and_the_export(tmp_path, monkeypatch):
+    """Lecturer review s33, m9: frank's timestamp.txt set back 336 minutes was caught, then said only
+    in reports/*.txt, not in the flags file or the export's warnings."""
+    import grade_course
+    import term_plan
+
+    chapter = "07_multi_head_attention"
+    why = "timestamp.txt says 2026-12-06 08:00:00 UTC, 336 min from the exchange's time (...)"
+    monkeypatch.setattr(grade_course, "FLAGGED", {"frank": why})
+    monkeypatch.setattr(grade_course, "REFUSED", set())
+    monkeypatch.setattr(grade_course, "REPAIRED", {})
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "release_advice", lambda *a: None)
+    monkeypatch.setattr(term_plan, "feedback_too_early", lambda *a: None)
+    grade_course._print_flags(tmp_path, chapter, ["alice", "frank"], [])
+    flags = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    said = "submission time flagged (timestamp.txt 336 min off the exchange's clock; the late"
+    assert list(flags) == ["frank"] and flags["frank"][0].startswith(said), flags
+    (warning,) = export_grades.flag_warnings(tmp_path / "reports", [chapter])
+    assert warning.startswith(f"frank {chapter}: flagged when graded ({said}"), warning
+
+
+def test_a_group_whose_order_is_known_says_it(tmp_path):
+    """Lecturer review s33, m10: the export said "order unknown" where every pair's order was known
+    but no one student was first of all."""
+    reports = tmp_path / "reports"
+    reports.mkdir()
+    flags = {
+        "alice": ["alike with gina; alice submitted first"],
+        "bob": ["alike with gina; bob submitted first"],
+        "gina": ["alike with alice; alice submitted first", "alike with bob; bob submitted first"],
+    }
+    (reports / f"{A}-flags.json").write_text(json.dumps(flags))
+    (warning,) = export_grades.flag_warnings(reports, [A])
+    assert warning.startswith(
+        f"alice, bob and gina {A}: these 3 answers are alike (alice and bob submitted before gina;"
+    ), warning
 
 
 def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch, capsys):
@@ -504,7 +576,7 @@ def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch,
     args = ["--gradebook", str(gradebook), "--canvas", str(out), "--allow-unknown-times"]
     assert export_grades.main(args) == 0 and out.exists()
 
-    monkeypatch.setattr(grade_course, "FLAGGED", set())
+    monkeypatch.setattr(grade_course, "FLAGGED", {})
     monkeypatch.setattr(grade_course, "REFUSED", set())
     monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
     monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])

@@ -383,3 +383,16 @@ def test_chapter_7s_rows_versus_columns_message_is_counted_under_its_own_row():
     assert row is not None and "a head owns rows, not columns" in row.message
     frame = notes.Mistake("c", "on the case ‹case›, ‹what›.", "", "c", 1)
     assert frame.literal == 0 and notes.matching(bob, [frame]) is None
+
+
+def test_a_course_titles_a_measurement_as_the_course_does_and_a_fast_checker_is_not_0_s(tmp_path):
+    """Lecturer review s33, m12: "checker 0.00 s" for chapter 10's exercise 2, and chapter 11's
+    exercise 2 titled "(predict, then check)" where the course titles it "measure, then check"."""
+    assert notes._seconds(0.001) == "< 0.01 s" and notes._seconds(0.0123) == "0.01 s"
+    (ex2,) = [e for e in notes.exercises("11_language_models") if e.number == 2]
+    assert ex2.kind == "predict, then check" and notes.course_kind(ex2) == "measure, then check"
+    (tmp_path / "autograded").mkdir()
+    course = notes.notes_markdown(["11_language_models"], course=tmp_path, timing=False)
+    book = notes.notes_markdown(["11_language_models"], timing=False)
+    assert "### Exercise 2 (measure, then check)" in course
+    assert "### Exercise 2 (predict, then check)" in book

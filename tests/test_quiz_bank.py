@@ -66,6 +66,8 @@ FORMULAS = {
     "q14_bert_parameters": lambda p: (30522 + 512 + 2) * p["D"] + 2 * p["D"]
     + p["L"] * (12 * p["D"] ** 2 + 13 * p["D"]) + p["D"] ** 2 + p["D"],
     "q15_mean_pooling": lambda p: _mean_pooled(p["h"]),
+    "q15_cosine": lambda p: sum(x * y for x, y in zip(p["a"], p["b"]))
+    / (math.hypot(*p["a"]) * math.hypot(*p["b"])),
     # embeddings at width E with their LayerNorm, projection E x D + D, ONE layer, pooler
     "q16_albert_parameters": lambda p: (30000 + 512 + 2) * p["E"] + 2 * p["E"] + p["E"] * p["D"] + p["D"]
     + 12 * p["D"] ** 2 + 13 * p["D"] + p["D"] ** 2 + p["D"],
@@ -469,3 +471,16 @@ def test_the_lecturers_s32_quiz_leaves_out_chapter_18s_exercises(tmp_path, capsy
         assert qb.make(name, 0).title not in text, name
     assert "largest power of two" not in text and "running sum" not in text
     assert "Why a decoder is masked" in text  # the chapters' other questions stay
+
+
+def test_the_page_says_how_few_questions_a_chapter_keeps_without_the_repeats():
+    """Lecturer review s33, m11: a quiz on chapters 7, 10, 11 and 15 held 5 questions."""
+    from collections import Counter
+
+    page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
+    kept = Counter(n[1:3] for n in qb.QUESTIONS if n not in qb.EXERCISE_REPEATS)
+    counted = {f"{c:02d}" for c in [2, 3, *range(6, 19)]}
+    none = sorted(int(c) for c in counted if not kept[c])
+    assert set(kept) <= counted and {kept[c] for c in kept} == {1, 2}
+    said = f"a chapter has one or two questions (chapters {', '.join(map(str, none[:-1]))} and {none[-1]} none)"
+    assert said in page

@@ -230,8 +230,24 @@ def flag_warnings(
                     + BOOK_ADVICE[what],
                 )
             )
+        # students whose likeness the teacher marked reviewed: a `--student` regrade of another
+        # student alike with them raises their group again; the warning is about the new one
+        # (lecturer review s33, M4)
+        seen = {s for s, flags in read.items() if any(f.startswith("alike with ") for f in flags)}
         for group in _groups(list(pairs)):
             inside = {p: first for p, first in pairs.items() if p[0] in group}
+            new = sorted(group - seen)
+            if new and group & seen and all(set(p) & set(new) for p in inside):
+                old = sorted(group & seen)
+                found.append(
+                    (
+                        new[0],
+                        f"{_names(new)} {name}: answers alike with {_names(old)}'s, whose likeness "
+                        f"you marked reviewed (reports/{name}-<date>.txt says which): read "
+                        f"{'it' if len(new) == 1 else 'them'} before importing",
+                    )
+                )
+                continue
             found.append((min(group), _alike(name, sorted(group), inside)))
         found += single
     return [line for _, line in sorted(found, key=lambda x: (x[0], x[1]))]
@@ -330,6 +346,9 @@ def _alike(name: str, students: list[str], pairs: dict[tuple[str, str], str]) ->
     known = all(first != "order unknown" for first in pairs.values())
     earliest = [s for s in students if s not in later]
     order = f"{earliest[0]} submitted first" if known and len(earliest) == 1 else "order unknown"
+    if known and len(earliest) > 1:  # each pair's order known, not one first (lecturer review s33,
+        # m10: "order unknown" where the grader said "in the order submitted")
+        order = f"{_names(earliest)} submitted before {_names([s for s in students if s in later])}"
     if len(students) == 2:
         order = next(iter(pairs.values()))
         return (

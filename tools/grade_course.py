@@ -1287,6 +1287,23 @@ def _library_function(full: str):
     return None
 
 
+def unchecked_answers(source: nbformat.NotebookNode) -> set[str]:
+    """The grade_ids of the code answers of exercises that no checker gives points: an experiment
+    (the chapter's own run, whose natural code is the worked one; its written answer is marked by
+    hand) or a prediction, both 0 points. :func:`code_copy_flags` leaves them out (lecturer review s33, M4: honest students were
+    flagged "the book's worked solution" in every chapter, on cells worth 0 points)."""
+    try:
+        _, exercises = plan_chapter(source)
+    except ValueError:
+        return set()
+    checked = {e.number for e in exercises if e.points > 0}
+    return {
+        grade_id
+        for grade_id in code_answers(source)
+        if (number := re.match(r"ex(\d+)_", grade_id)) and int(number[1]) not in checked
+    }
+
+
 def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
     """The code answers of CODE_NODES syntax nodes or more that are the same, up to names, comments and
     spacing, as the worked solution (the instructor's source) or as another student's answer to the
@@ -1295,9 +1312,11 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
     solutions: dict[str, str] = {}
     templates: dict[str, str] = {}
     forbidden: dict[int, dict[str, tuple[str, int]]] = {}
+    unchecked: set[str] = set()
     if source.is_file():
         begin, end = SOLUTION_MARKS
         forbidden = forbidden_shapes(nbformat.read(source, as_version=4))
+        unchecked = unchecked_answers(nbformat.read(source, as_version=4))
         for grade_id, text in code_answers(nbformat.read(source, as_version=4)).items():
             if begin in text:
                 templates[grade_id], rest = text.split(begin, 1)
@@ -1320,7 +1339,9 @@ def code_copy_flags(course: Path, chapter: str, students: list[str]) -> list[str
             shapes[student] = {
                 k: shape
                 for k, v in theirs.items()
-                if (shape := code_shape(v, templates.get(k, ""))) and shape[1] >= CODE_NODES
+                if k not in unchecked
+                and (shape := code_shape(v, templates.get(k, "")))
+                and shape[1] >= CODE_NODES
             }
     of_model, of_students, by_chance = [], [], []
     for student, theirs in sorted(shapes.items()):
@@ -3568,6 +3589,13 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
                 else "the worked solution"
             )
             flagged.setdefault(student, []).append(f"alike with {book}")
+    for student, why in FLAGGED.items():  # lecturer review s33, m9: in the flags and the export too
+        if student in students:
+            off = re.search(r"(\d+) min from", why)
+            flagged.setdefault(student, []).append(
+                f"submission time flagged (timestamp.txt {off[1] + ' min ' if off else ''}off the "
+                "exchange's clock; the late policy uses the later time)"
+            )
     for r in results:
         for other in r.classmates:
             flagged.setdefault(r.student, []).append(

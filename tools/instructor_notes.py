@@ -904,7 +904,9 @@ def notes_markdown(
         body += [f"## {stem}", ""]
         total = 0
         for ex in found:
-            minutes, section = _exercise_notes(ex, answers, counts.get(ex.checker, {}), timing)
+            minutes, section = _exercise_notes(
+                ex, answers, counts.get(ex.checker, {}), timing, course is not None
+            )
             total += minutes
             body += section
         home = home_minutes(stem)
@@ -962,19 +964,36 @@ def heading_title(ex, limit: int = 70) -> str:
     return first or "(untitled)"
 
 
-def _exercise_notes(ex, answers: bool, c: dict, timing: bool) -> tuple[float, list[str]]:
+def _seconds(seconds: float) -> str:
+    """A checker's time as measured: "< 0.01 s" where it rounds to 0.00 (lecturer review s33, m12)."""
+    return "< 0.01 s" if seconds < 0.005 else f"{seconds:.2f} s"
+
+
+def course_kind(ex) -> str:
+    """The exercise's kind as the course titles it: a "predict, then check" exercise whose checked
+    answer is a measurement is "measure, then check" there (lecturer review s33, m12)."""
+    if ex.kind.lower() == make_course.PREDICT.strip("()") and ex.number in make_course._measured(
+        ex.chapter
+    ):
+        return make_course.MEASURE.strip("()")
+    return ex.kind
+
+
+def _exercise_notes(
+    ex, answers: bool, c: dict, timing: bool, in_course: bool = False
+) -> tuple[float, list[str]]:
     """An exercise's section of the notes: (its estimated minutes, its lines); ``c``, how often
     the class made each of its checker's mistakes (empty where not measured)."""
     minutes, how = estimate_minutes(ex)
     if timing and ex.check_seconds is None:
         ex.check_seconds = time_checker(ex)
     seconds = (
-        f"; checker {ex.check_seconds:.2f} s on the worked solution"
+        f"; checker {_seconds(ex.check_seconds)} on the worked solution"
         if ex.check_seconds is not None
         else ""
     )
     body = [
-        f"### Exercise {ex.number} ({ex.kind}): {heading_title(ex)}",
+        f"### Exercise {ex.number} ({course_kind(ex) if in_course else ex.kind}): {heading_title(ex)}",
         "",
         f"**Time:** about {minutes:g} minutes (estimated: {how}){seconds}.",
         "",

@@ -76,9 +76,11 @@ from __future__ import annotations
 import argparse
 import ast
 import functools
+import importlib
 import json
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import nbformat
@@ -1265,6 +1267,46 @@ def check_private_cases(folder: Path, private_cases: bool) -> None:
         )
 
 
+SEED_DRAWS = 20  # a seed whose cases let a known mistake pass is drawn again, at most this often
+
+
+def checked_seeds(
+    module: str, seeds: dict, kept: dict, draw: Callable[[], int] | None = None
+) -> dict:
+    """``seeds`` of ``lib.exercises.<module>`` with each newly drawn seed whose cases let one of the
+    checker's known mistakes pass drawn again (lib.exercises.mistakes_passing; lecturer review s33, S1:
+    chapter 10's "first occurrence only" got full marks on 63 of 100 seeds). A seed kept from an
+    earlier run stays (the students may have been graded on it); a warning names its mistakes."""
+    import secrets
+
+    from lib.exercises import mistakes_passing
+
+    draw = draw or (lambda: 1 + secrets.randbelow(2**31 - 1))
+    checker = importlib.import_module(f"lib.exercises.{module}")
+    seeds = dict(seeds)
+    for name in seeds:
+        if name not in getattr(checker, "PRIVATE_CASE_MISTAKES", {}):
+            continue
+        for _ in range(SEED_DRAWS):
+            passing = mistakes_passing(checker, {name: seeds[name]})[name]
+            if not passing or name in kept:
+                break
+            seeds[name] = draw()
+        else:
+            raise SystemExit(
+                f"{module}: {SEED_DRAWS} seeds drawn for {name}, and on each one's cases a known "
+                f"mistake passes ({'; '.join(passing)}): the checker's cases need a fixed case that "
+                "catches it (lib.exercises.mistakes_passing)"
+            )
+        if passing:
+            print(
+                f"warning: {module}: on the cases of the seed kept for {name}, these known mistakes "
+                f"pass: {'; '.join(passing)}. Delete grading/{module}.py and write the course again to "
+                "draw new seeds, before anyone is graded on them"
+            )
+    return seeds
+
+
 def write_grading(folder: Path, chapters: list[str], private_cases: bool = False) -> list[Path]:
     """The grading material of the course's chapters (the repository's grading/chNN.py, which the
     students' package does not hold) into ``folder``, where tools/grade_course.py reads it. With
@@ -1294,6 +1336,7 @@ def write_grading(folder: Path, chapters: list[str], private_cases: bool = False
                 name: kept.get(name, 1 + secrets.randbelow(2**31 - 1))  # 0: a book's practice cases
                 for name in namespace.get("SEEDS", {})
             }
+            seeds = checked_seeds(source.stem, seeds, kept)
             text += f"\n{PRIVATE_MARK}, in place of the book's seeds above.\nSEEDS = {seeds!r}\n"
         target = folder / source.name
         target.write_text(text)

@@ -788,6 +788,27 @@ def q15_mean_pooling(rng: random.Random) -> Question:
     )  # fmt: skip
 
 
+def q15_cosine(rng: random.Random) -> Question:
+    import torch.nn.functional as F
+
+    while True:
+        a, b = ([rng.randint(-4, 4) for _ in range(3)] for _ in range(2))
+        if any(a) and any(b) and a != b:
+            break
+    cosine = F.cosine_similarity(
+        torch.tensor([a], dtype=torch.float64), torch.tensor([b], dtype=torch.float64)
+    )
+    return Question(
+        "q15_cosine", "15", "numerical", "How alike two contextual vectors are",
+        f"<p>A model's layer gives the word <i>bank</i> the vector {a} in one sentence and {b} in "
+        "another (D = 3). What is their cosine similarity? Give it to two decimals.</p>",
+        answer=round(cosine.item(), 2), tolerance=0.005, params={"a": a, "b": b},
+        feedback="<p>The cosine is the dot product divided by the product of the lengths: "
+        f"{sum(x * y for x, y in zip(a, b))} / ({math.hypot(*a):.3f} × {math.hypot(*b):.3f}) "
+        f"= {cosine.item():.3f}.</p>",
+    )  # fmt: skip
+
+
 # --- chapter 16 ---------------------------------------------------------------------------------------------
 
 
@@ -1113,7 +1134,7 @@ QUESTIONS: dict[str, Callable[[random.Random], Question]] = {
         q06_score_variance, q07_mha_parameters, q07_attention_weights, q08_pe_value,
         q08_last_wavelength, q09_encoder_layer, q09_total_layers, q10_bpe_tokens, q10_pair_score,
         q11_bigram_perplexity, q12_scalar_mix, q12_softmax_params, q13_gpt3_parameters,
-        q14_mlm_labels, q14_bert_parameters, q15_mean_pooling, q16_albert_parameters,
+        q14_mlm_labels, q14_bert_parameters, q15_mean_pooling, q15_cosine, q16_albert_parameters,
         q17_rope_angle, q17_kv_cache, q18_alibi_slope, q18_online_sum,
     ]
 }  # fmt: skip
@@ -1165,6 +1186,8 @@ EXERCISE_REPEATS = {
 REPEAT_OVERLAP = 0.35
 # Questions the rule finds that were read and repeat no graded exercise: question -> why.
 NOT_REPEATS = {
+    "q15_cosine": "the cosine of two vectors given; exercise 2 asks for the mean-pooled sentence"
+    " vectors, exercise 3 where the weight of the heads on [CLS] goes",
     "q02_soft_weight": "one softmax weight; exercise 1 asks the limit with a duplicated key",
     "q03_scaled_score": "one scaled score; exercise 3 asks which score functions unit vectors tie",
     "q06_causal_pairs": "a count of the causal mask's pairs; exercise 3 computes the outputs one"

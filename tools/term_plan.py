@@ -3,6 +3,7 @@ deadline, and the late policy, wired into nbgrader.
 
     python tools/term_plan.py table                          # the week table (Markdown), as on the page
     python tools/term_plan.py deadlines --course course --start 2027-01-11 [--tz Europe/Berlin]
+                                        [--order 10 15 07 11]   # a course's own order, one a week
     python tools/term_plan.py penalties --course course [CHAPTER ...]
     python tools/term_plan.py extend --course course CHAPTER STUDENT DAYS
 
@@ -123,9 +124,29 @@ def chapters() -> list[str]:
     return [c for _, week in WEEKS for c in week]
 
 
-def schedule(start: dt.date | str, tz: str = "UTC") -> list[dict]:
+def course_weeks(order: list[str]) -> list[tuple[int, list[str]]]:
+    """A course's own order of chapters (numbers such as "10" or "7", or names), one a week from
+    week 1, in place of :data:`WEEKS` (lecturer review s33, M3: a course on 10, 15, 7 and 11 got the
+    book's ten-week spread, in the book's order)."""
+    if isinstance(order, str) or not all(isinstance(c, str) for c in order):
+        raise TypeError(f"order: expected a list of chapters such as ['10', '15'], got {order!r}")
+    by_number = {c[:2]: c for c in chapters()}
+    weeks, seen = [], set()
+    for k, given in enumerate(order, 1):
+        name = by_number.get(given.zfill(2)) if given.isdigit() else given
+        if name not in by_number.values():
+            raise ValueError(f"order: {given!r} is not a chapter of the book (such as 10 or 07)")
+        if name in seen:
+            raise ValueError(f"order: chapter {given} is given twice")
+        seen.add(name)
+        weeks.append((k, [name]))
+    return weeks
+
+
+def schedule(start: dt.date | str, tz: str = "UTC", order: list[str] | None = None) -> list[dict]:
     """Every chapter's week, release and deadline (aware datetimes in `tz`) for a term whose first
-    week starts on `start`, a Monday."""
+    week starts on `start`, a Monday: the book's weeks (:data:`WEEKS`), or with ``order`` the course's
+    chapters one a week in that order (:func:`course_weeks`)."""
     if isinstance(start, str):
         try:
             start = dt.date.fromisoformat(start)
@@ -142,7 +163,7 @@ def schedule(start: dt.date | str, tz: str = "UTC") -> list[dict]:
             f"tz: expected an IANA time zone such as 'Europe/Berlin', got {tz!r}"
         ) from None
     rows = []
-    for week, names in WEEKS:
+    for week, names in WEEKS if order is None else course_weeks(order):
         monday = dt.datetime.combine(start + dt.timedelta(weeks=week - 1), dt.time(), tzinfo=zone)
         for name in names:
             rows.append(
@@ -238,9 +259,12 @@ def table() -> str:
     return "\n".join(lines)
 
 
-def write_deadlines(course: Path, start, tz: str = "UTC") -> list[dict]:
+def write_deadlines(
+    course: Path, start, tz: str = "UTC", order: list[str] | None = None
+) -> list[dict]:
     """Each chapter's deadline into the course's gradebook (the chapters in its source/, or all),
-    the late policy into its nbgrader_config.py; returns the schedule of those chapters."""
+    the late policy into its nbgrader_config.py; returns the schedule of those chapters (the book's
+    weeks, or with ``order`` the course's own order, one chapter a week)."""
     from nbgrader.api import Gradebook
 
     course = Path(course)
@@ -249,11 +273,17 @@ def write_deadlines(course: Path, start, tz: str = "UTC") -> list[dict]:
         raise ValueError(
             f"course: expected a course folder with nbgrader_config.py (make course), got {course}"
         )
-    rows = schedule(start, tz)
+    rows = schedule(start, tz, order)
     # a course of some chapters (make_course.py 02 09): their deadlines only, not 18 assignments
     # in its gradebook (lecturer review s9)
     source = course / "source"
     present = {p.name for p in source.iterdir() if p.is_dir()} if source.is_dir() else set()
+    if present and order is not None:
+        missing = sorted(present - {row["chapter"] for row in rows})
+        if missing:
+            raise ValueError(
+                f"order: the course's chapters {', '.join(missing)} have no week in it"
+            )
     if present:
         rows = [row for row in rows if row["chapter"] in present]
     text = config.read_text()
@@ -414,6 +444,12 @@ def main(argv=None) -> int:
     d.add_argument("--course", type=Path, default=Path("course"))
     d.add_argument("--start", required=True, help="the Monday of week 1, YYYY-MM-DD")
     d.add_argument("--tz", default="UTC", help="the course's time zone (IANA), default UTC")
+    d.add_argument(
+        "--order",
+        nargs="+",
+        metavar="CHAPTER",
+        help="the course's chapters in its own order, one a week from --start (e.g. 10 15 07 11)",
+    )
     p = sub.add_parser("penalties", help="compute the late penalties again from the current scores")
     p.add_argument("--course", type=Path, default=Path("course"))
     p.add_argument("chapter", nargs="*")
@@ -426,7 +462,11 @@ def main(argv=None) -> int:
     if args.command == "table":
         print(table())
     elif args.command == "deadlines":
-        for row in write_deadlines(args.course, args.start, args.tz):
+        try:
+            rows = write_deadlines(args.course, args.start, args.tz, args.order)
+        except ValueError as error:
+            parser.error(str(error))
+        for row in rows:
             release, due = row["release"], row["due"]
             print(
                 f"week {row['week']:2d}  {row['chapter']:34s}  released {release:%a %Y-%m-%d %H:%M}"

@@ -81,6 +81,7 @@ __all__ = [
     "largest_difference",
     "student_id",
     "variant",
+    "mistakes_passing",
 ]
 
 
@@ -913,3 +914,55 @@ def largest_difference(result: Tensor, expected: Tensor) -> str:
     while f"{yours:.{digits}g}" == f"{wanted:.{digits}g}" and digits < 17:
         digits += 1
     return f"the largest difference is {diff[index].item():.3g} at index {list(index)}: yours {yours:.{digits}g}, expected {wanted:.{digits}g}"
+
+
+# --- a course's private cases against the checkers' known mistakes ---------------------------------
+
+
+def mistake_name(mistake: Any) -> str:
+    """How :func:`mistakes_passing` names a known mistake: its label, function name or arguments."""
+    if isinstance(mistake, str):  # a label, or a message: its first words
+        return mistake if len(mistake) <= 60 else mistake[:57] + "..."
+    if isinstance(mistake, dict):
+        return ", ".join(f"{k}={v!r}" for k, v in mistake.items())
+    return getattr(mistake, "__name__", repr(mistake)).lstrip("_")
+
+
+def passing_everywhere(mistakes: Any, right_on_all: Callable[[Any], bool]) -> list[str]:
+    """The names of ``mistakes`` (a checker's known mistakes, or (mistake, message) pairs) whose
+    answers ``right_on_all`` finds right on every case; an answer that raises is a wrong one."""
+    names = []
+    for mistake in mistakes:
+        if isinstance(mistake, tuple):
+            mistake = mistake[0]
+        try:
+            right = right_on_all(mistake)
+        except Exception:
+            right = False
+        if right:
+            names.append(mistake_name(mistake))
+    return names
+
+
+def mistakes_passing(module: Any, seeds: dict[str, int] | None = None) -> dict[str, list[str]]:
+    """{seed's name: the known mistakes that get full marks on every case drawn from it} of a checker
+    module, with ``seeds`` in place of its ``SEEDS`` for the time of the call (its own where None).
+
+    A module whose checkers draw cases from a seed and name their known mistakes lists them in
+    ``PRIVATE_CASE_MISTAKES`` {seed's name: function returning the mistakes that pass}. A course's
+    private seeds must leave every list empty (tools/make_course.py --private-cases redraws until they
+    do): a known mistake that passes the course's cases would get full marks (course-kit review s33, S1:
+    chapter 10's "first occurrence only" passed on 63 of 100 seeds)."""
+    checks = getattr(module, "PRIVATE_CASE_MISTAKES", {})
+    if seeds is not None and not isinstance(seeds, dict):
+        raise TypeError(f"seeds must be a dict {{name: seed}}, got {type(seeds).__name__}")
+    unknown = sorted(set(seeds or {}) - set(module.SEEDS))
+    if unknown:
+        raise ValueError(f"seeds: {module.__name__} has no seed {', '.join(unknown)}")
+    saved = dict(module.SEEDS)
+    try:
+        module.SEEDS.update(seeds or {})
+        return {name: list(check()) for name, check in checks.items()}
+    finally:
+        module.SEEDS.clear()
+        module.SEEDS.update(saved)

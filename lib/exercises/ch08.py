@@ -33,6 +33,7 @@ from . import (
     largest_difference,
     near,
     not_attempted,
+    passing_everywhere,
     refusing,
     replaced,
 )
@@ -297,6 +298,22 @@ def _check_rotation(my_rotation: Any) -> str | None:
             continue
         _diagnose_rotation(result, expected, k, d_model, case)
     return None
+
+
+def _mistakes_passing_table() -> list[str]:
+    """The known mistakes (``_MISTAKES``) whose tables are right on every case."""
+    cases = _table_cases()
+
+    def right(variant: dict) -> bool:
+        return all(
+            (_table(n, d, **variant) - _table(n, d)).abs().max() <= TOLERANCE for n, d in cases
+        )
+
+    return passing_everywhere(_MISTAKES, right)
+
+
+# a course's private seeds are checked against these (lib/exercises/__init__.py: mistakes_passing)
+PRIVATE_CASE_MISTAKES = {"my_sinusoidal": _mistakes_passing_table}
 
 
 @checker("my_sinusoidal")

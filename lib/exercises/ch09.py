@@ -30,6 +30,7 @@ from . import (
     near,
     not_attempted,
     own_text,
+    passing_everywhere,
     refusing,
     student_id,
     variant,
@@ -237,6 +238,25 @@ REFUSALS = {
         ("torch._transformer_encoder_layer_fwd", None, _refuse_torch_layer),
     ],
 }
+
+
+def _mistakes_passing_pre_ln() -> list[str]:
+    """The known mistakes (``_MISTAKES``) whose outputs are right on every case."""
+    cases = _pre_ln_cases()
+    with torch.no_grad():
+        expected = [EncoderLayer.forward(layer, x)[0].double() for _, layer, x in cases]
+
+        def right(kind: str) -> bool:
+            return all(
+                torch.allclose(_variant(layer, x, kind).double(), e, atol=1e-5)
+                for (_, layer, x), e in zip(cases, expected)
+            )
+
+        return passing_everywhere(_MISTAKES, right)
+
+
+# a course's private seeds are checked against these (lib/exercises/__init__.py: mistakes_passing)
+PRIVATE_CASE_MISTAKES = {"pre_ln_layer": _mistakes_passing_pre_ln}
 
 
 @checker("pre_ln_layer")

@@ -41,6 +41,7 @@ from . import (
     largest_difference,
     near,
     not_attempted,
+    passing_everywhere,
     refusing,
     student_id,
     variant,
@@ -207,6 +208,25 @@ REFUSALS = {
         ("lib.decoding.sampling_distribution", None, _refuse_sampling),
     ],
 }
+
+
+def _mistakes_passing_top_p() -> list[str]:
+    """The known mistakes (``_TOP_P_MISTAKES``) whose distributions are right on every case."""
+    cases = _top_p_cases()
+
+    def right(mistake: str) -> bool:
+        return all(
+            torch.allclose(
+                top_p_reference(probs, p, mistake=mistake), top_p_reference(probs, p), atol=1e-5
+            )
+            for _, probs, p in cases
+        )
+
+    return passing_everywhere(_TOP_P_MISTAKES, right)
+
+
+# a course's private seeds are checked against these (lib/exercises/__init__.py: mistakes_passing)
+PRIVATE_CASE_MISTAKES = {"top_p_filter": _mistakes_passing_top_p}
 
 
 @checker("top_p_filter")

@@ -35,6 +35,7 @@ from . import (
     fmt,
     largest_difference,
     not_attempted,
+    passing_everywhere,
     refused,
     refusing,
     variant,
@@ -241,6 +242,22 @@ REFUSALS = {
 
 
 DEFAULT_THETA = 10000.0  # rope_halves's default base, the one an answer that ignores theta uses
+
+
+def _mistakes_passing_rope() -> list[str]:
+    """The known mistakes (``_ROPE_MISTAKES``) whose rotations are right on every case."""
+    cases = _rope_cases()
+
+    def right(mistake: str) -> bool:
+        return all(
+            (rope_reference(x, pos, theta, mistake=mistake) - rope_reference(x, pos, theta))
+            .abs()
+            .max()
+            <= TOLERANCE
+            for _, x, pos, theta in cases
+        )
+
+    return passing_everywhere(_ROPE_MISTAKES, right)
 
 
 @checker("rope_halves")
@@ -507,6 +524,25 @@ def _closest_mistake(result: Tensor, args: tuple) -> str | None:
     gaps = [((result - answer).abs().max().item(), message) for message, answer in answers]
     gap, message = min(gaps, key=lambda pair: pair[0])  # the first of equals: the list's order
     return message if gap <= 1e-4 else None
+
+
+def _mistakes_passing_ffn() -> list[str]:
+    """The known mistakes (``_FFN_MISTAKES``, a wrong eps) whose outputs are right on every case."""
+    cases = [args for _, args in _ffn_cases()]
+    answers = {m: (lambda a, m=m: ffn_reference(*a, mistake=m)) for m, _ in _FFN_MISTAKES}
+    answers |= {f"eps = {eps:g}": (lambda a, e=eps: ffn_reference(*a, eps=e)) for eps in _WRONG_EPS}
+
+    def right(name: str) -> bool:
+        return all((answers[name](a) - ffn_reference(*a)).abs().max() <= 1e-4 for a in cases)
+
+    return passing_everywhere(list(answers), right)
+
+
+# a course's private seeds are checked against these (lib/exercises/__init__.py: mistakes_passing)
+PRIVATE_CASE_MISTAKES = {
+    "rope_halves": _mistakes_passing_rope,
+    "ffn_sublayer": _mistakes_passing_ffn,
+}
 
 
 @checker("ffn_sublayer")

@@ -31,6 +31,7 @@ from . import (
     fmt,
     largest_difference,
     leaves,
+    passing_everywhere,
     plain,
     refusing,
 )
@@ -436,6 +437,23 @@ REFUSALS = {
 }
 
 
+def _mistakes_passing_running() -> list[str]:
+    """The known mistakes (``_RUNNING_MISTAKES``) whose (m, l) are right on every case."""
+    cases = _running_cases()
+
+    def right(mistake: str) -> bool:
+        for _, x, block in cases:
+            (m, total), (m_wrong, l_wrong) = (
+                running_reference(x, block),
+                running_reference(x, block, mistake=mistake),
+            )
+            if m_wrong != m or abs(l_wrong - total) > 1e-5 * abs(total):
+                return False
+        return True
+
+    return passing_everywhere(_RUNNING_MISTAKES, right)
+
+
 @checker("running_max_and_sum")
 def check_running_max_and_sum(running_max_and_sum: Any) -> str:
     """Check ``running_max_and_sum(x [N], block) -> (m, l)`` against :func:`running_reference` on
@@ -524,6 +542,22 @@ _SLOPE_MISTAKES = [
     ),
     ("ascending", "your slopes are in reverse order: head 0 gets the largest slope, 2^(-8/n)."),
 ]
+
+
+def _mistakes_passing_slopes() -> list[str]:
+    """The known mistakes (``_SLOPE_MISTAKES``) whose slopes are right for every head count."""
+    counts = _slope_cases()
+
+    def right(mistake: str) -> bool:
+        for n in counts:
+            wrong, expected = slopes_reference(n, mistake=mistake), slopes_reference(n)
+            if len(wrong) != n or any(
+                abs(x - y) > _slope_tolerance(n, y) for x, y in zip(wrong, expected)
+            ):
+                return False
+        return True
+
+    return passing_everywhere(_SLOPE_MISTAKES, right)
 
 
 @checker("slopes_for")
@@ -711,6 +745,19 @@ _TILE_MISTAKES = [
 ]
 
 
+def _mistakes_passing_tile_mask() -> list[str]:
+    """The known mistakes (``_TILE_MISTAKES``) whose masks are right on every tile."""
+    cases = _tile_cases()
+
+    def right(mistake: str) -> bool:
+        return all(
+            torch.equal(tile_mask_reference(*c, mistake=mistake), tile_mask_reference(*c))
+            for c in cases
+        )
+
+    return passing_everywhere(_TILE_MISTAKES, right)
+
+
 @checker("tile_mask")
 def check_tile_mask(tile_mask: Any) -> str:
     """Check ``tile_mask(i0, i1, j0, j1) -> bool [i1 - i0, j1 - j0]`` against
@@ -869,6 +916,43 @@ _AUTOGRAD_HINT = {
     "autograd: the checker calls tile_backward with autograd off, so torch.autograd.grad and "
     ".backward() have nothing to differentiate. Write dV, dP, dS, dQ and dK yourself, as the section "
     "on the backward pass derived them."
+}
+
+
+def _mistakes_passing_backward() -> list[str]:
+    """The known mistakes (``_BACKWARD_MISTAKES``) whose gradients are right on every tile."""
+    tiles = []
+    for _, bq, bk, q, k, v, do, reach in _backward_cases():
+        T, d = q.shape
+        lse, delta, *_ = _full_backward(q, k, v, do)
+        lse, delta = lse.float(), delta.float()
+        for i0, i1 in _tiles(T, bq):
+            for j0, j1 in _tiles(T, bk):
+                args = (q[i0:i1], k[j0:j1], v[j0:j1], do[i0:i1], lse[i0:i1], delta[i0:i1])
+                args += (1 / math.sqrt(d),)
+                expected = tile_backward_reference(*args)
+                tol = _backward_tolerance(torch.cat(expected), reach, j1 - j0 + d)
+                tiles.append((args, expected, tol))
+
+    def right(mistake: str) -> bool:
+        for args, expected, tol in tiles:
+            wrong = tile_backward_reference(*args, mistake=mistake)
+            if any(
+                w.shape != e.shape or (w - e).abs().max().item() > tol
+                for w, e in zip(wrong, expected)
+            ):
+                return False
+        return True
+
+    return passing_everywhere(_BACKWARD_MISTAKES, right)
+
+
+# a course's private seeds are checked against these (lib/exercises/__init__.py: mistakes_passing)
+PRIVATE_CASE_MISTAKES = {
+    "running_max_and_sum": _mistakes_passing_running,
+    "slopes_for": _mistakes_passing_slopes,
+    "tile_mask": _mistakes_passing_tile_mask,
+    "tile_backward": _mistakes_passing_backward,
 }
 
 
