@@ -402,6 +402,26 @@ def test_soft_lookup_narrow_stacks_the_panels_for_a_phone():
     sizes = [t.get_fontsize() for ax in narrow.axes for t in ax.texts]
     sizes += [ax_w.title.get_fontsize(), ax_w.yaxis.label.get_fontsize()]
     sizes += [t.get_fontsize() for t in ax_v.get_legend().get_texts()]
-    assert min(sizes) >= 11  # 11 points on 5.2 inches: 9.7 CSS px in a phone's 330 px column
+    assert min(sizes) >= 13  # 13 points on 5.2 inches: 11.4 CSS px in a phone's 328 px column
+    assert phone_text_px(narrow) >= 11
+    # short enough that the picture and its slider fit a 1280 x 900 desktop window together
+    assert narrow.get_size_inches()[1] <= 6.2
+    narrow.draw_without_rendering()  # the legend beside the values, inside the picture
+    box = ax_v.get_legend().get_window_extent()
+    assert box.x1 <= narrow.bbox.x1 and box.x0 >= ax_v.get_window_extent().x1
     plt.close(wide)
     plt.close(narrow)
+
+
+def test_soft_lookup_labels_the_bars_with_fmt():
+    values = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    weights = torch.tensor([0.986, 0.014, 0.0])
+    args = (weights, values, ["a", "b", "c"], ["C0", "C1", "C0"])
+    fig = viz.soft_lookup(*args, narrow=True, fmt="%.3f")
+    assert [t.get_text() for t in fig.axes[0].texts] == ["0.986", "0.014", "0.000"]
+    plt.close(fig)
+    fig = viz.soft_lookup(*args)  # two decimals unless told
+    assert [t.get_text() for t in fig.axes[0].texts] == ["0.99", "0.01", "0.00"]
+    plt.close(fig)
+    with pytest.raises(TypeError, match="fmt: expected a format string or a function, got int"):
+        viz.soft_lookup(*args, fmt=3)

@@ -463,12 +463,14 @@ def _transformer_diagram_narrow(ax):
 
 
 # Long by design: one drawing step after another of one picture, in the order they are drawn.
-def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=False):
+def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=False, fmt="%.2f"):
     """One state of a soft lookup: the weights over the keys as labelled bars (left) and, among the
     2-D values [N, 2] (their polygon, in the given order, shaded), the output sum_i w_i v_i as a
     star (right); ``path`` [P, 2], if given, is drawn as the line the output follows (e.g. as the
     sharpness grows). ``labels`` and ``colors``: one per key. ``narrow``: drawn for a phone, 5.2
-    inches wide with 11-point text, the weights above the values. Returns the Figure."""
+    inches wide with 13-point text, the weights above the values and the legend beside them, 6.2
+    inches tall (682 px at 110 dpi: with its slider it fits a 900 px desktop window). ``fmt``: the
+    bars' labels, a format string or a function (as ``bar_label``'s). Returns the Figure."""
     w = _to_numpy(weights, "weights").reshape(-1)
     v = _to_numpy(values, "values")
     if v.ndim != 2 or v.shape != (len(w), 2):
@@ -479,8 +481,10 @@ def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=
     for name, seq in (("labels", labels), ("colors", colors)):
         if len(seq) != len(w):
             raise ValueError(f"{name}: expected {len(w)} entries (one per key), got {len(seq)}")
+    if not (isinstance(fmt, str) or callable(fmt)):
+        raise TypeError(f"fmt: expected a format string or a function, got {type(fmt).__name__}")
     o = w @ v  # [2], the output
-    size = 11 if narrow else 9  # points; 11 on 5.2 inches is 9.7 CSS px on a phone's 330 px column
+    size = 13 if narrow else 9  # points; 13 on 5.2 inches is 11.4 CSS px in a phone's 328 px column
     with (
         plt.rc_context(
             {
@@ -495,19 +499,24 @@ def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=
         else nullcontext()
     ):
         if narrow:
-            fig, (ax_w, ax_v) = plt.subplots(2, 1, figsize=(5.2, 8.6), height_ratios=[1, 1.7])
+            # placed by hand, in inches from the bottom left: the weights across the width, the
+            # values below them at the left and their legend at the right
+            fig = plt.figure(figsize=(5.2, 6.2), layout="none")
+            ax_w = fig.add_axes([0.75 / 5.2, 3.95 / 6.2, 4.25 / 5.2, 1.75 / 6.2])
+            ax_v = fig.add_axes([0.7 / 5.2, 0.4 / 6.2, 2.5 / 5.2, 2.75 / 6.2])
         else:
             # 8.8 inches wide: on a page about 730 px wide its 9-point text stays at 10 px or more
             fig, (ax_w, ax_v) = plt.subplots(1, 2, figsize=(8.8, 3.8), width_ratios=[1, 1.3])
         ax_w.bar(labels, w, color=colors)
-        ax_w.bar_label(ax_w.containers[0], fmt="%.2f", fontsize=size, padding=2)
+        ax_w.bar_label(ax_w.containers[0], fmt=fmt, fontsize=size, padding=2)
         ax_w.set_ylim(0, 1.15)
         ax_w.set_ylabel("weight $\\alpha_i$")
         ax_w.set_title(title)
-        ax_v.fill(v[:, 0], v[:, 1], color="0.92", zorder=0, label="convex hull of the values")
+        br = "\n" if narrow else " "  # narrow: the legend's words in a column beside the values
+        ax_v.fill(v[:, 0], v[:, 1], color="0.92", zorder=0, label=f"convex hull{br}of the values")
         if path is not None:
             p = _to_numpy(path, "path")
-            ax_v.plot(p[:, 0], p[:, 1], color="0.55", lw=1, label="output as $\\lambda$ grows")
+            ax_v.plot(p[:, 0], p[:, 1], color="0.55", lw=1, label=f"output as{br}$\\lambda$ grows")
         ax_v.scatter(v[:, 0], v[:, 1], color=colors, zorder=2)
         for i, (x, y) in enumerate(v.tolist()):
             r = math.hypot(x, y) or 1.0  # the label 14 points outwards from the point
@@ -532,8 +541,15 @@ def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=
         ax_v.set(
             xlim=(-1.45, 1.45), ylim=(-1.3, 1.4), aspect="equal", title="values and the output"
         )
-        if narrow:  # the legend below the hexagon, where the column has room
-            ax_v.legend(loc="upper center", bbox_to_anchor=(0.5, -0.08), ncol=1, fontsize=size)
+        if narrow:  # the legend beside the values: the picture stays short enough for a desktop
+            ax_v.legend(
+                loc="center left",
+                bbox_to_anchor=(1.0, 0.5),
+                fontsize=size,
+                frameon=False,
+                handlelength=1.2,
+                handletextpad=0.4,
+            )
         else:
             ax_v.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=9)
     return fig
