@@ -470,8 +470,7 @@ def test_a_student_graded_alone_is_compared_with_the_class(tmp_path, monkeypatch
     saved.write_text(
         json.dumps({"erin": ["possible copy"], "bob": ["ex1_test needs manual review"]})
     )
-    monkeypatch.setattr(grade_course, "REFUSED", set(), raising=False)
-    for name in ("FLAGGED", "REPAIRED"):  # {student: ...} of this run
+    for name in ("FLAGGED", "REFUSED", "REPAIRED"):  # {student: ...} of this run
         monkeypatch.setattr(grade_course, name, {}, raising=False)
     monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
     grade_course._print_flags(tmp_path, chapter, ["ivan"], [])

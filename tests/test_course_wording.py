@@ -278,9 +278,8 @@ def _saved_flags(monkeypatch, course, chapter: str, students: list[str]) -> dict
 
     import grade_course
 
-    for name in ("FLAGGED", "REFUSED"):
-        monkeypatch.setattr(grade_course, name, set(), raising=False)
-    monkeypatch.setattr(grade_course, "REPAIRED", {}, raising=False)
+    for name in ("FLAGGED", "REFUSED", "REPAIRED"):  # {student: ...} of this run
+        monkeypatch.setattr(grade_course, name, {}, raising=False)
     monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
     monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
     monkeypatch.setattr(grade_course, "book_numbers_flags", lambda *a: [])

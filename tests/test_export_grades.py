@@ -462,7 +462,7 @@ def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, m
 
     chapter = "06_self_attention"
     monkeypatch.setattr(grade_course, "FLAGGED", {})
-    monkeypatch.setattr(grade_course, "REFUSED", set())
+    monkeypatch.setattr(grade_course, "REFUSED", {})
     monkeypatch.setattr(
         grade_course, "copy_flags", lambda *a: ["frank ex2_written: like the model answer"]
     )
@@ -500,7 +500,7 @@ def test_a_flagged_submission_time_reaches_the_flags_and_the_export(tmp_path, mo
     chapter = "07_multi_head_attention"
     why = "timestamp.txt says 2026-12-06 08:00:00 UTC, 336 min from the exchange's time (...)"
     monkeypatch.setattr(grade_course, "FLAGGED", {"frank": why})
-    monkeypatch.setattr(grade_course, "REFUSED", set())
+    monkeypatch.setattr(grade_course, "REFUSED", {})
     monkeypatch.setattr(grade_course, "REPAIRED", {})
     monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
     monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
@@ -577,7 +577,7 @@ def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch,
     assert export_grades.main(args) == 0 and out.exists()
 
     monkeypatch.setattr(grade_course, "FLAGGED", {})
-    monkeypatch.setattr(grade_course, "REFUSED", set())
+    monkeypatch.setattr(grade_course, "REFUSED", {})
     monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
     monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
     monkeypatch.setattr(grade_course, "release_advice", lambda *a: None)
