@@ -215,3 +215,16 @@ def test_a_wrong_count_gets_the_parts_not_their_sizes():
         ch07.check_one_head(12_345, False, 0.197)
     for size in ("40 x 32", "8 x 32", "32 -> 128", "4D^2"):
         assert size not in str(wrong.value)
+
+
+def test_accuracy_over_all_positions_is_named():
+    """Reader s33, 2: accuracy over all positions 1-7 (0.481 for the exercise's run) is not the
+    exercise's measure (0.197, where the two lookups differ): the checker says what was measured."""
+    assert f"{ch07.RUN_ALL_POSITIONS:.3f}" == "0.481"
+    for wrong in (0.4811, {"both digits": 0.4811, "previous digit": 1.0}):
+        with pytest.raises(ExerciseFailed, match="looks like the accuracy at all positions") as err:
+            ch07.check_one_head(13_209, False, wrong)
+        assert "where the two lookups differ" in str(err.value)
+    with pytest.raises(ExerciseFailed, match="at all positions"):
+        ch07.check_one_head(13_209, True, 0.4811)
+    assert ch07.check_one_head(13_209, False, 0.197).passed

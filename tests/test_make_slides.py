@@ -252,7 +252,7 @@ def test_the_class_questions_are_the_exercises_questions():
     background instead of its question: the sentences that end in "?", as the rubric takes them."""
     ch03, ch07, ch15 = (_class_questions(c) for c in ("03", "07", "15"))
     assert ch07[1].endswith(
-        "Which digit does it get right, and why does its one head not fetch both?"
+        "Which digit does it get right, and what does one softmax per query allow it to fetch?"
     )
     assert "Then train it" not in ch07[1]
     assert ch15[2].endswith("which of the two separates the pairs better?")
