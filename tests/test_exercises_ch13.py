@@ -570,7 +570,15 @@ FIRST_WORD_WRONG = [
     (("c", 1.0), "reads position 1, as the exercise asks, but this number is not its measurement"),
     (("c", 0.993), "this number is not its measurement"),
     # the chapter's accuracy of the classifier that reads the last token, 92.8%
-    (("a", 0.928), "is not what the experiment measures"),
+    # beside a head on position 1: not its measurement (review ch13_s33, point 2)
+    (
+        ("a", 0.928),
+        "is the accuracy of the chapter's classifier that reads the last token, not your classifier's",
+    ),
+    (
+        ("a", 0.93),
+        "is the accuracy of the chapter's classifier that reads the last token, not your classifier's",
+    ),
     (("c", 0.95), "this number is not its measurement"),
     (("c", 0.45), "is not what the experiment measures"),
     (("c", 0.47), "is not what the experiment measures"),
@@ -582,6 +590,33 @@ FIRST_WORD_WRONG = [
     (("c", -0.1), "is not an accuracy"),
     (("c", "half"), "first_word_accuracy should be a number"),
 ]
+
+
+def test_the_last_token_accuracy_beside_the_last_token_classifier_is_named():
+    """The chapter's own GPTClassifier handed in with its 0.928 is told that its head still reads the
+    last token (review ch13_s33, point 2), not the generic message."""
+    reads_last = _fine_tuned_like(position=-1)
+    for accuracy in (0.928, 0.9280, 0.93):
+        with pytest.raises(ExerciseFailed) as failure:
+            ch13.check_first_word("a", accuracy, reads_last)
+        message = failure.value.message
+        assert "your head still reads the last token, not what the experiment asks" in message
+        assert "is not what the experiment measures" not in message
+    # and without a classifier, the number alone says the same
+    with pytest.raises(ExerciseFailed, match="your head still reads the last token"):
+        ch13.check_first_word("a", 0.928)
+    # another accuracy near it is still the generic message
+    with pytest.raises(ExerciseFailed, match="is not what the experiment measures"):
+        ch13.check_first_word("a", 0.92, READS_1)
+
+
+def test_a_share_that_is_not_it_is_told_which_side_it_lies():
+    """A wrong share far from every named mistake is told whether it is too small or too large
+    (review ch13_s33, point 2)."""
+    with pytest.raises(ExerciseFailed, match="is not it, too small: check the embeddings"):
+        ch13.check_gpt3_size(None, 0.0029)
+    with pytest.raises(ExerciseFailed, match="is not it, too large: check that the total"):
+        ch13.check_gpt3_size(None, 0.01)
 
 
 @pytest.mark.parametrize("args, message", FIRST_WORD_WRONG, ids=[m for _, m in FIRST_WORD_WRONG])

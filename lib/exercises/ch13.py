@@ -29,6 +29,7 @@ from torch import Tensor
 from lib.data import stories
 
 from . import (
+    CheckFailed,
     attempted,
     call,
     checker,
@@ -535,8 +536,14 @@ def _check_embedding_share(embedding_share: Any, n: dict) -> None:
             fail(
                 f"embedding_share = {fmt(s)} is close, but not right to two significant figures: divide the embeddings by the total without rounding either, then round the share."
             )
+        # which side of the share it lies says which term to look at (review ch13_s33, point 2)
+        side = (
+            "too small: check the embeddings, all of V, block_size and D GPT-3's"
+            if s < share
+            else "too large: check that the total counts all N blocks"
+        )
         fail(
-            f"embedding_share = {fmt(s)} is not it: the token and position embeddings, (V + block_size) D with block_size the context, divided by the total number of parameters."
+            f"embedding_share = {fmt(s)} is not it, {side}. The share is the token and position embeddings, (V + block_size) D with block_size the context, divided by the total number of parameters."
         )
 
 
@@ -614,6 +621,8 @@ TEST_VOCAB_SIZE = (
 FIRST_WORD_MIN_DECIMALS = 2
 # at or above: a head on the padded rows' last column (h[:, -1]), which sees the whole sentence (0.993)
 LAST_COLUMN_ACCURACY = 0.95
+# the chapter's GPTClassifier, whose head reads the last token: 92.8% (its check cell holds it)
+LAST_TOKEN_ACCURACY = 0.928
 FIRST_WORD_CHOICES = {
     "a": "about as high as the classifier that reads the last token",
     "b": "clearly above chance, but well below the classifier that reads the last token",
@@ -849,6 +858,25 @@ def _measure_first_word(classifier: Any, typed: float) -> None:
         )
 
 
+def _fail_last_token(a: float, classifier: Any) -> NoReturn:
+    """Fail for the chapter's last-token accuracy (0.928), saying which head gives it (review ch13_s33,
+    point 2): the classifier's probe fails as it would, unless it reads a later position."""
+    said = f"first_word_accuracy = {fmt(a)} is the accuracy of the chapter's classifier that reads the last token"
+    if classifier is not None:
+        try:
+            _check_first_word_classifier(classifier)
+        except CheckFailed as failure:
+            if "reads a later position" not in str(failure):
+                raise
+        else:
+            fail(
+                f"{said}, not your classifier's. Your first_word_classifier reads position 1: run it on the 1000 test sentences and write the accuracy it scores."
+            )
+    fail(
+        f"{said}: your head still reads the last token, not what the experiment asks. The exercise's head reads position 1, the first word right after <bos> (h[:, 1])."
+    )
+
+
 def _check_first_word_accuracy(first_word_accuracy: Any, classifier: Any = None) -> bool:
     """Fail unless ``first_word_accuracy`` is the measured accuracy of exercise 3 or the other constant
     answer's; True when it is the other label's (a run that settled on the minority label). An
@@ -877,6 +905,8 @@ def _check_first_word_accuracy(first_word_accuracy: Any, classifier: Any = None)
         fail(
             f"first_word_accuracy = {fmt(a)} has {decimals} decimal{'s' * (decimals != 1)}: too few to tell one measurement from another on 1000 test sentences (0.5 is also what a guess would write). Write the accuracy your experiment prints, to at least {FIRST_WORD_MIN_DECIMALS} decimals (three are best: one sentence is 0.001)."
         )
+    if abs(a - LAST_TOKEN_ACCURACY) <= tolerance and not (measured or other_label):
+        _fail_last_token(a, classifier)
     training_share = abs(a - TRAIN_MAJORITY) <= tolerance
     if training_share and not (measured or other_label):
         fail(
