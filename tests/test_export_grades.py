@@ -455,25 +455,33 @@ def test_writing_the_course_again_keeps_the_term_plan(tmp_path, capsys):
     assert term_plan.course_zone(course) == "Europe/Berlin"
 
 
+def _quiet_grader(monkeypatch, *, flagged=None, repaired=None):
+    """grade_course's _print_flags on its own: this run's flagged times and repairs as given, no
+    refusals, no copies, no release advice, feedback not too early."""
+    import grade_course
+    import term_plan
+
+    monkeypatch.setattr(grade_course, "FLAGGED", flagged or {})
+    monkeypatch.setattr(grade_course, "REFUSED", {})
+    monkeypatch.setattr(grade_course, "REPAIRED", repaired or {})
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "release_advice", lambda *a: None)
+    monkeypatch.setattr(term_plan, "feedback_too_early", lambda *a: None)
+
+
 def test_the_graders_flags_are_saved_and_the_export_warns_about_them(tmp_path, monkeypatch, capsys):
     """Lecturer review s15, M2: the copy flags lived only in grade_course.py's terminal output, and
     the export warned about none. They are saved in reports/, and export_grades warns per student."""
     import grade_course
 
     chapter = "06_self_attention"
-    monkeypatch.setattr(grade_course, "FLAGGED", {})
-    monkeypatch.setattr(grade_course, "REFUSED", {})
+    repair = "ex1_answer was in 2 cells: kept copy 1 (the last that defines the exercise's names)"
+    _quiet_grader(monkeypatch, repaired={"alice": {"ex1_answer": repair}})  # s17, S3
     monkeypatch.setattr(
         grade_course, "copy_flags", lambda *a: ["frank ex2_written: like the model answer"]
     )
-    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
     monkeypatch.setattr(grade_course, "strong_and_weak", lambda flags: (flags, []))
-    monkeypatch.setattr(grade_course, "release_advice", lambda *a: None)
-    import term_plan
-
-    monkeypatch.setattr(term_plan, "feedback_too_early", lambda *a: None)
-    repair = "ex1_answer was in 2 cells: kept copy 1 (the last that defines the exercise's names)"
-    monkeypatch.setattr(grade_course, "REPAIRED", {"alice": {"ex1_answer": repair}})  # s17, S3
     review = grade_course.Result("carol", "ex2_test", 1.0, 0.0, "needs manual review: ...", 0.1)
     review.review = True
     grade_course._print_flags(tmp_path, chapter, ["alice", "carol", "frank"], [review])
@@ -495,17 +503,10 @@ def test_a_flagged_submission_time_reaches_the_flags_and_the_export(tmp_path, mo
     """Lecturer review s33, m9: frank's timestamp.txt set back 336 minutes was caught, then said only
     in reports/*.txt, not in the flags file or the export's warnings."""
     import grade_course
-    import term_plan
 
     chapter = "07_multi_head_attention"
     why = "timestamp.txt says 2026-12-06 08:00:00 UTC, 336 min from the exchange's time (...)"
-    monkeypatch.setattr(grade_course, "FLAGGED", {"frank": why})
-    monkeypatch.setattr(grade_course, "REFUSED", {})
-    monkeypatch.setattr(grade_course, "REPAIRED", {})
-    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
-    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
-    monkeypatch.setattr(grade_course, "release_advice", lambda *a: None)
-    monkeypatch.setattr(term_plan, "feedback_too_early", lambda *a: None)
+    _quiet_grader(monkeypatch, flagged={"frank": why})
     grade_course._print_flags(tmp_path, chapter, ["alice", "frank"], [])
     flags = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
     said = "submission time flagged (timestamp.txt 336 min off the exchange's clock; the late"
@@ -576,12 +577,7 @@ def test_a_submission_without_a_time_is_named_everywhere(gradebook, monkeypatch,
     args = ["--gradebook", str(gradebook), "--canvas", str(out), "--allow-unknown-times"]
     assert export_grades.main(args) == 0 and out.exists()
 
-    monkeypatch.setattr(grade_course, "FLAGGED", {})
-    monkeypatch.setattr(grade_course, "REFUSED", {})
-    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: [])
-    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
-    monkeypatch.setattr(grade_course, "release_advice", lambda *a: None)
-    monkeypatch.setattr(term_plan, "feedback_too_early", lambda *a: None)
+    _quiet_grader(monkeypatch)
     grade_course._print_flags(course, A, ["alice", "bob", "carol"], [])
     assert f"WARNING: {said}" in capsys.readouterr().out
     (text,) = (course / "reports").glob(f"{A}-2*.txt")
