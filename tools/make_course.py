@@ -1270,6 +1270,13 @@ def check_private_cases(folder: Path, private_cases: bool) -> None:
 SEED_DRAWS = 20  # a seed whose cases let a known mistake pass is drawn again, at most this often
 
 
+def draw_seed() -> int:
+    """A course's seed for one checker's private cases: never 0, which is a book's practice cases."""
+    import secrets
+
+    return 1 + secrets.randbelow(2**31 - 1)
+
+
 def checked_seeds(
     module: str, seeds: dict, kept: dict, draw: Callable[[], int] | None = None
 ) -> dict:
@@ -1277,11 +1284,9 @@ def checked_seeds(
     checker's known mistakes pass drawn again (lib.exercises.mistakes_passing; lecturer review s33, S1:
     chapter 10's "first occurrence only" got full marks on 63 of 100 seeds). A seed kept from an
     earlier run stays (the students may have been graded on it); a warning names its mistakes."""
-    import secrets
-
     from lib.exercises import mistakes_passing
 
-    draw = draw or (lambda: 1 + secrets.randbelow(2**31 - 1))
+    draw = draw or draw_seed
     checker = importlib.import_module(f"lib.exercises.{module}")
     seeds = dict(seeds)
     for name in seeds:
@@ -1312,8 +1317,6 @@ def write_grading(folder: Path, chapters: list[str], private_cases: bool = False
     students' package does not hold) into ``folder``, where tools/grade_course.py reads it. With
     ``private_cases``, each module ends with seeds drawn for this course, in place of the book's, so
     that no one outside the course can compute the grader's cases."""
-    import secrets
-
     check_private_cases(folder, private_cases)
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "README.md").write_text(
@@ -1333,7 +1336,7 @@ def write_grading(folder: Path, chapters: list[str], private_cases: bool = False
             # a course's seeds, once drawn, are kept: a regrade uses the same cases
             kept = private_seeds(folder / source.name) or {}
             seeds = {
-                name: kept.get(name, 1 + secrets.randbelow(2**31 - 1))  # 0: a book's practice cases
+                name: kept[name] if name in kept else draw_seed()
                 for name in namespace.get("SEEDS", {})
             }
             seeds = checked_seeds(source.stem, seeds, kept)
