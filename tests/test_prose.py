@@ -3,6 +3,7 @@
 import numpy as np
 import pytest
 
+from lib import prose
 from lib.prose import NOTE, holds, stated
 
 
@@ -42,8 +43,32 @@ def test_a_timing_or_rounding_claim_gives_its_own_reason(capsys):
     assert out == (
         f"{NOTE} under 1e-6 where this run computed 2.4e-06: rounding errors depend on the "
         "processor's floating-point kernels, which sum in different orders (the book's text was "
-        "computed on its build machine).\n"
+        "computed on an Intel processor).\n"
     )
+
+
+def test_the_text_processor_is_read_from_the_cpu_vendor(monkeypatch, tmp_path):
+    """tests/site/test_chapters_executed.py demands no note on the kind of processor that computed the
+    text (Intel, with the Makefile's pins) and well-formed notes elsewhere (an AMD EPYC trains to other
+    numbers): the kind is /proc/cpuinfo's vendor_id, and "" where there is none."""
+    import builtins
+
+    real_open = builtins.open
+
+    def cpuinfo(vendor):
+        path = tmp_path / vendor
+        path.write_text(f"processor\t: 0\nvendor_id\t: {vendor}\ncpu family\t: 25\n")
+        return lambda name, *a, **k: real_open(path if name == "/proc/cpuinfo" else name, *a, **k)
+
+    for vendor, same in [("GenuineIntel", True), ("AuthenticAMD", False)]:
+        monkeypatch.setattr(builtins, "open", cpuinfo(vendor))
+        assert prose.cpu_vendor() == vendor and prose.on_text_processor() is same
+
+    def no_cpuinfo(name, *a, **k):
+        raise FileNotFoundError(name)
+
+    monkeypatch.setattr(builtins, "open", no_cpuinfo)
+    assert prose.cpu_vendor() == "" and prose.on_text_processor() is False
 
 
 def test_a_numpy_bool_is_a_claim(capsys):

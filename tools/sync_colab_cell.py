@@ -50,9 +50,9 @@ def repository_ref() -> str:
     return ref
 
 
-# PyTorch's AVX2 kernels, MKL's COMPATIBLE branch of conditional numerical reproducibility (the one
-# MKL keeps the same on Intel and AMD processors), oneDNN capped at AVX2 (README, "Numbers on any
-# CPU"). Most x86 processors of the last decade run AVX2, not all (some Pentium, Celeron and Atom
+# PyTorch's AVX2 kernels, MKL's COMPATIBLE branch of conditional numerical reproducibility, oneDNN
+# capped at AVX2 (README, "Numbers on any CPU"): Intel processors then train to the text's numbers (an
+# AMD EPYC still trains to others, and its run prints lib.prose's notes where they differ). Most x86 processors of the last decade run AVX2, not all (some Pentium, Celeron and Atom
 # chips sold until about 2020 do not), and
 # PyTorch takes ATEN_CPU_CAPABILITY=avx2 without asking the processor: the cell sets the path only where
 # the processor says it has AVX2.
