@@ -360,7 +360,7 @@ def test_bahdanau_diagram_scores_weights_and_context(narrow):
     source = "a heavy green cow rarely runs".split()
     fig = viz.bahdanau_diagram(source, narrow=narrow)
     t = texts(fig)
-    for j in range(1, 7):
+    for j in range(6):  # numbered from 0, as in the chapter
         for label in (f"$\\mathbf{{h}}_{j}$", f"$e_{{t{j}}}$", f"$\\alpha_{{t{j}}}$"):
             assert label in t
     assert "$\\mathbf{s}_{t-1}$" in t and "GRU: $\\mathbf{s}_t$" in t and "$y_{t-1}$" in t
@@ -401,7 +401,7 @@ def test_bahdanau_diagram_scores_weights_and_context(narrow):
     )
     # review ch04 s15, item 1: the annotations come from a bidirectional GRU, one arrow to the
     # right and one to the left between every two neighbours, and no other arrow joins them
-    h_boxes = [patch_at(f"$\\mathbf{{h}}_{j}$") for j in range(1, 7)]
+    h_boxes = [patch_at(f"$\\mathbf{{h}}_{j}$") for j in range(6)]
     assert _encoder_links(fig, h_boxes) == [(j, j + 1) for j in range(5)] + [
         (j + 1, j) for j in range(5)
     ]
@@ -409,7 +409,7 @@ def test_bahdanau_diagram_scores_weights_and_context(narrow):
     # s_{t-1} enters the GRU, and one red line leaves it for the scores: one red arrow into each
     state, gru = patch_at("$\\mathbf{s}_{t-1}$"), patch_at("GRU: $\\mathbf{s}_t$")
     assert len([a for a in arrows(fig) if starts_on(a, state) and ends_on(a, gru)]) == 1
-    e_boxes = [patch_at(f"$e_{{t{j}}}$") for j in range(1, 7)]
+    e_boxes = [patch_at(f"$e_{{t{j}}}$") for j in range(6)]
     red = [a for a in arrows(fig) if _red(a)]
     assert [sum(ends_on(a, e) for a in red) for e in e_boxes] == [1] * 6 and len(red) == 6
     with pytest.raises(ValueError, match="source"):

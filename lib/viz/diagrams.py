@@ -584,22 +584,22 @@ def _encoder_links(ax, xs, y_h, w_h):
 
 def _bahdanau_columns(ax, xs, src, w_word, w_box, fonts):
     """bahdanau_diagram's columns, one per source word: word, annotation h_j, score e_tj, weight
-    alpha_tj; the softmax across them; the weights' lines up to the context. ``fonts``: the
-    text's (the words' too) and the subscripted symbols' sizes."""
+    alpha_tj, numbered from 0 as in the chapter; the softmax across them; the weights' lines up
+    to the context. ``fonts``: the text's (the words' too) and the subscripted symbols' sizes."""
     font, math = fonts
     y_word, y_h, y_tap, y_bus, y_e, y_soft, y_a = _BAHDANAU_ROWS
     for j, (x, word) in enumerate(zip(xs, src)):
         _box(ax, x, y_word, word, "io", w=w_word, h=0.4, fontsize=font)
         _arrow(ax, x, y_word + 0.2, x, y_h - 0.25)
         # narrower than the other boxes: room for the encoder's arrows between them
-        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j + 1}$", "rnn", w=w_box - 0.1, h=0.5, fontsize=math)
+        _box(ax, x, y_h, f"$\\mathbf{{h}}_{j}$", "rnn", w=w_box - 0.1, h=0.5, fontsize=math)
         _arrow(ax, x - 0.12, y_h + 0.25, x - 0.12, y_e - 0.2)
         ax.plot([x - 0.12], [y_tap], "o", color="0.35", ms=3.5)  # h_j also goes to the context
         _arrow(ax, x + 0.14, y_bus, x + 0.14, y_e - 0.2, color=_CTX)
-        _box(ax, x, y_e, f"$e_{{t{j + 1}}}$", "attn", w=w_box, h=0.4, fontsize=math)
+        _box(ax, x, y_e, f"$e_{{t{j}}}$", "attn", w=w_box, h=0.4, fontsize=math)
         _arrow(ax, x, y_e + 0.2, x, y_soft - 0.2)
         _arrow(ax, x, y_soft + 0.2, x, y_a - 0.2)
-        _box(ax, x, y_a, f"$\\alpha_{{t{j + 1}}}$", "attn", w=w_box, h=0.4, fontsize=math)
+        _box(ax, x, y_a, f"$\\alpha_{{t{j}}}$", "attn", w=w_box, h=0.4, fontsize=math)
     _box(
         ax,
         (xs[0] + xs[-1]) / 2,
@@ -862,8 +862,8 @@ def luong_step_diagram(source, *, narrow=False):
     [E y_{t-1}; tilde h_{t-1}]); the new state h_t scores every encoder state h̄_s of the
     ``source`` words (e_t(s); arrows both ways between the h̄_s: the bidirectional GRU), a softmax over s gives a_t(s), the context c_t = sum_s a_t(s) h̄_s
     and h_t make the attentional state tilde h_t = tanh(W_c [c_t; h_t]), which predicts y_t and is
-    fed to the next step (input feeding), as h_t is. Positions count from 0, as in the chapter's Luong
-    section. ``narrow``: text at the phone size (13 points, 12 CSS px on a phone, the subscripted
+    fed to the next step (input feeding), as h_t is. Positions count from 0, as in the chapter.
+    ``narrow``: text at the phone size (13 points, 12 CSS px on a phone, the subscripted
     symbols in the boxes 15; the canvas is 4.89 inches wide either way). Returns the Figure."""
     src = _words(source, "source", 6)
     check_bool(narrow, "narrow")
