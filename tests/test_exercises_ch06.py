@@ -207,3 +207,31 @@ def incremental_outputs(X, W_Q, W_K, W_V):
     with pytest.raises(ExerciseFailed, match="set to NaN") as failed:
         ch06.check_incremental(namespace["incremental_outputs"])
     assert "with no mask" in str(failed.value)
+
+
+SHIFTED = """
+def incremental_outputs(X, W_Q, W_K, W_V):
+    out = []
+    for t in range(len(X)):
+        P = PREFIX
+        A = torch.softmax((P @ W_Q) @ (P @ W_K).T / math.sqrt(W_Q.shape[1]), -1)
+        out.append((A @ (P @ W_V))[-1])
+    return torch.stack(out)
+"""
+
+
+@pytest.mark.parametrize(
+    "prefix, message",
+    [
+        ("X[: max(t, 1)]", "output of token t - 1"),  # a reader's report: X[:t], row 0 patched
+        ("X[: t + 2]", "output of token t + 1"),
+    ],
+)
+def test_a_prefix_off_by_one_is_named(prefix, message):
+    """A prefix that ends one token early (X[:t], the empty step 0 patched) or late (X[: t + 2]):
+    the rows come out shifted by one, and the checker says so, not only by how much they differ."""
+    namespace: dict = {"math": math, "torch": torch}
+    exec(SHIFTED.replace("PREFIX", prefix), namespace)
+    with pytest.raises(ExerciseFailed, match=re.escape(message)) as failed:
+        ch06.check_incremental(namespace["incremental_outputs"])
+    assert "largest difference" not in str(failed.value)

@@ -621,6 +621,14 @@ def _name_incremental_mistake(
         fail(
             f"on the case '{case}', your row t attends to the tokens before t but not to token t itself: step t's keys and values come from X[:t]. The prefix is X[: t + 1], which includes the newest token: a causal mask hides the future (j > t), not the diagonal."
         )
+    if T > 1 and torch.allclose(result[1:], expected[:-1], atol=1e-5):
+        fail(
+            f"on the case '{case}', your row t is the output of token t - 1 (your row 1 is the expected row 0, and so on): each step's prefix ends one token early, as X[:t] does. Step t's prefix must end with token t itself."
+        )
+    if T > 1 and torch.allclose(result[:-1], expected[1:], atol=1e-5):
+        fail(
+            f"on the case '{case}', your row t is the output of token t + 1 (your row 0 is the expected row 1, and so on): each step's prefix ends one token late. Step t's prefix must end with token t itself."
+        )
     if T > 1 and torch.allclose(result, _first_query(X, W_Q, W_K, W_V), atol=1e-5):
         fail(
             f"on the case '{case}', you kept the first row of each step's output (the query of token 0). Keep the last row, [-1]: the output of the newest token t."
