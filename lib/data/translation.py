@@ -1,10 +1,11 @@
 """A small parallel corpus, English -> "French-like", generated from a grammar written for the book.
 
 Real French is the model, but not the law: the grammar keeps the rules that make a trained model's
-attention leave the diagonal, and drops what would only add noise (elision, contractions, plurals
-but "them" -> "les", verb persons). Every target word is the translation of exactly one source word, and the generator
-records which one: ``Pair.alignment[j]`` is the index of the source word that target word j
-translates. That gold alignment is what an attention heatmap can be compared with.
+attention leave the diagonal, and drops what would only add noise (elision, contractions, verb
+persons, plurals but "them" -> "les"). Every target word is the translation of exactly one source
+word, and the generator records which one: ``Pair.alignment[j]`` is the index of the source word
+that target word j translates. That gold alignment is what an attention heatmap can be compared
+with.
 
 The rules (words and genders are in the tables below):
 
