@@ -1,10 +1,11 @@
 """A small parallel corpus, English -> "French-like", generated from a grammar written for the book.
 
 Real French is the model, but not the law: the grammar keeps the rules that make a trained model's
-attention leave the diagonal, and drops what would only add noise (elision, contractions, plurals,
-verb persons). Every target word is the translation of exactly one source word, and the generator
-records which one: ``Pair.alignment[j]`` is the index of the source word that target word j
-translates. That gold alignment is what an attention heatmap can be compared with.
+attention leave the diagonal, and drops what would only add noise (elision, contractions, verb
+persons, plurals but "them" -> "les"). Every target word is the translation of exactly one source
+word, and the generator records which one: ``Pair.alignment[j]`` is the index of the source word
+that target word j translates. That gold alignment is what an attention heatmap can be compared
+with.
 
 The rules (words and genders are in the tables below):
 
@@ -12,7 +13,8 @@ The rules (words and genders are in the tables below):
 2. Adjectives follow the noun, in mirror order, and agree with it: "the heavy red car" ->
    "la voiture rouge lourde" (the adjective nearest the noun stays nearest). Real French puts a
    few adjectives (grand, petit...) before the noun; none of ours are of that kind.
-3. Object pronouns move before the verb: "she sees him" -> "elle le voit".
+3. Object pronouns move before the verb: "she sees him" -> "elle le voit" (him, her, them ->
+   le, la, les).
 4. Negation wraps the verb: "does not see" -> "ne voit pas"; "does" has no translation, "not"
    becomes two words, both aligned to it.
 5. Adverbs move after the verb: "the cat often sees the dog" -> "le chat voit souvent le chien".
