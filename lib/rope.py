@@ -10,7 +10,8 @@ Shape legend (used in every docstring and shape comment below):
 Chapter 8 showed that moving k positions turns each column pair (2i, 2i + 1) of the sinusoidal table
 by the angle k w_i (``lib.positional.relative_rotation``). RoPE applies that rotation to q and k:
 the query of position m is R_m q, the key of position n is R_n k, and as R_m^T R_n = R_{n - m},
-(R_m q) . (R_n k) = q . R_{n - m} k depends on m - n only (RoFormer, eq. 16).
+(R_m q) . (R_n k) = q . R_{n - m} k, with R_{n - m} = R_{m - n}^T, depends on the offset m - n only
+(RoFormer, eq. 16).
 
 Two conventions pair the Dh coordinates of a head differently, with the same frequencies:
 

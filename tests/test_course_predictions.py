@@ -48,7 +48,7 @@ def test_a_graded_statement_does_not_send_the_student_to_the_library_first():
     assert "check your numbers with" not in text and "kv_cache_bytes_per_token" not in text
     assert "why does the rolling cache keep only" in text and make_course.PREDICTION_COURSE in text
     # an exercise that implements keeps its statement, with its "Then check"
-    assert "Then check that `rope_score`'s property holds" in " ".join(
+    assert "Then check that the property `rope_score` showed holds" in " ".join(
         _statement(graded, 1).split()
     )
 

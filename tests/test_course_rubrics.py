@@ -55,7 +55,7 @@ def test_chapter_17_requires_only_what_its_questions_ask():
     ((_, why_agree),) = required[1]
     # the reason, R_m^T R_n = R_{n-m}, at any (m, n): not the worked solution's positions (lecturer
     # review s17, M4)
-    assert "R_m^\\top R_n k = q^\\top R_{n-m} k" in why_agree and "offset $n - m$" in why_agree
+    assert "R_m^\\top R_n k = q^\\top R_{n-m} k" in why_agree and "offset $m - n$" in why_agree
     assert "109 - 104" not in why_agree
     assert "Compute the frequencies" not in why_agree and "usual mistakes" not in why_agree
     ((_, tiled),) = required[2]

@@ -448,8 +448,8 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
                 Written(
                     "The two scores agree because RoPE turns the query at position $m$ by $R_m$ and"
                     " the key at $n$ by $R_n$, and the score $(R_m q)^\\top (R_n k) = q^\\top"
-                    " R_m^\\top R_n k = q^\\top R_{n-m} k$ depends on the offset $n - m$ only, the"
-                    " same for both pairs of positions."
+                    " R_m^\\top R_n k = q^\\top R_{n-m} k$, with $R_{n-m} = R_{m-n}^\\top$, depends on"
+                    " the offset $m - n$ only, the same for both pairs of positions."
                 )
             ]
         ],
