@@ -197,6 +197,25 @@ EMBED_WRONG = [
         _variant(specials=False),
         "you left [CLS] and [SEP] out of the mean",
     ),
+    (
+        # the reader's slice: sequence_output[:, 1:-1].mean(1), the mask given to the model
+        "positions 1 to T-2 of the padded batch",
+        lambda m, t, x: F.normalize(
+            m(
+                t.encode_batch(x).input_ids,
+                attention_mask=t.encode_batch(x).attention_mask,
+            )
+            .sequence_output[:, 1:-1]
+            .mean(1),
+            dim=-1,
+        ).detach(),
+        "you averaged positions 1 to T-2 of the padded batch",
+    ),
+    (
+        "the slice, then the masked mean",
+        _variant(sliced=True),
+        "you cut the first and the last position off the padded batch",
+    ),
     ("the embeddings", _variant(layer=0), "you averaged the embeddings (hidden_states[0])"),
     (
         "the second-to-last layer",

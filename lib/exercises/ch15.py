@@ -104,6 +104,7 @@ def embed_reference(
     normalize: bool = True,
     layer: int | None = None,
     mask_as_segments: bool = False,
+    sliced: bool = False,
 ) -> Tensor:
     """Sentence vectors [B, D] (float64) of ``texts``: the answer of exercise 2, and, with the keywords, the
     usual mistakes. pooling "mean" | "cls" (the first token's last-layer vector) | "pooled" (``pooled_output``);
@@ -111,7 +112,8 @@ def embed_reference(
     all T positions, padding included); specials: [CLS] and [SEP] in the mean; normalize: scale to length 1;
     layer: average ``hidden_states[layer]`` instead of the last layer's output; mask_as_segments: the mask
     given as the second positional argument, ``token_type_ids`` (with mask_model=False, as
-    ``model(ids, mask)`` gives it)."""
+    ``model(ids, mask)`` gives it); sliced: the first and last positions of the padded batch left out of the
+    mean, as ``h[:, 1:-1]`` leaves them out (the last is [SEP] only for the longest text)."""
     batch = tokenizer.encode_batch(list(texts))
     with torch.no_grad():
         out = model(
@@ -133,6 +135,9 @@ def embed_reference(
             mask = mask.clone()
             mask[:, 0] = 0  # [CLS]
             mask[torch.arange(len(texts)), batch.attention_mask.sum(1) - 1] = 0  # each text's [SEP]
+        if sliced:
+            mask = mask.clone()
+            mask[:, [0, -1]] = 0  # [CLS], and the batch's last position: [SEP] or padding
         v = (h * mask[..., None]).sum(1) / mask.sum(1, keepdim=True)  # [B, D]
     return v / v.norm(dim=-1, keepdim=True) if normalize else v
 
@@ -195,6 +200,14 @@ _EMBED_MISTAKES = [
     (
         dict(pooling="pooled"),
         "you returned the pooled output (the pooler on the [CLS] vector), which this model was not trained to use. Average the last layer's token vectors over the real tokens.",
+    ),
+    (
+        dict(mask_mean=False, sliced=True),
+        "you averaged positions 1 to T-2 of the padded batch (a slice such as `[:, 1:-1]`). That drops [CLS], but the last position is [SEP] only for the longest sentence: in the shorter ones it is padding, and their padding entered the mean. sentence-transformers averages over every token the attention_mask marks, the special tokens included.",
+    ),
+    (
+        dict(sliced=True),
+        "you cut the first and the last position off the padded batch (a slice such as `[:, 1:-1]`) before the masked mean. That drops [CLS], but the last position is [SEP] only for the longest sentence: the shorter ones keep theirs. sentence-transformers averages over every token the attention_mask marks, the special tokens included.",
     ),
     (
         dict(specials=False),
