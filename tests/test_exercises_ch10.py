@@ -227,6 +227,15 @@ def test_check_pair_score_rejects(args, message):
         ch10.check_pair_score(*args)
 
 
+def test_check_pair_score_st_message_does_not_point_at_the_answer():
+    # the first wrong try, ##s ##t: name the mistake, not "the rarest never-apart pair" (reader s34)
+    with pytest.raises(ExerciseFailed) as failed:
+        ch10.check_pair_score({("##s", "##t")}, 1 / 9)
+    message = str(failed.value)
+    assert "counts of its pieces as well as counting the pair" in message
+    assert "rare" not in message and "##i" not in message
+
+
 def test_check_replay_messages_name_the_mistake_without_the_code():
     for _, wrong, _ in REPLAY_WRONG:
         message = verdict(wrong)

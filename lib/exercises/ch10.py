@@ -118,7 +118,7 @@ def _check_top_pairs(top_pairs: Any, scores: dict, right: set) -> None:
     gains = wordpiece_merge_gains(TOY)
     if mine == {max(gains, key=gains.get)}:
         fail(
-            "top_pairs: ('##s', '##t') has the largest likelihood gain, and 9 / (9 * 9) = 0.111. The score c_ab / (c_a c_b) divides by the counts, so among pairs whose pieces never occur apart it prefers the rarest."
+            "top_pairs: ('##s', '##t') has the largest likelihood gain, and 9 / (9 * 9) = 0.111. But the score c_ab / (c_a c_b) divides by the counts of its pieces as well as counting the pair."
         )
     if mine & {("##e", "##s")}:
         fail(
