@@ -1028,6 +1028,26 @@ def _printed(cell) -> str:
 
 
 BOOK_NUMBERS = "quotes the book's numbers with no run above it"
+SIGNIFICANT = (
+    2  # a rounded quote keeps this many significant digits at least (1.8 of 1.832, not 0.3)
+)
+
+
+def quoted_forms(number: str) -> list[str]:
+    """How an answer may quote the book's ``number`` ("1.832"): as written, then rounded to fewer
+    decimals, one at least (lecturer review s34, m3: "1.83 ... 15.5 ... 3.2" went unflagged), each
+    with SIGNIFICANT digits at least: never a bare integer ("37" of 37.39, which an answer writes for
+    many other reasons) nor "0.3" of 0.311."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    value = Decimal(number)
+    forms = [number]
+    for places in range(-value.as_tuple().exponent - 1, 0, -1):
+        rounded = str(value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+        if len(rounded.replace(".", "").lstrip("0")) < SIGNIFICANT:
+            break
+        forms.append(rounded)
+    return forms
 
 
 def book_numbers_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
@@ -1051,9 +1071,19 @@ def book_numbers_flags(course: Path, chapter: str, students: list[str]) -> list[
             book = list(dict.fromkeys(re.findall(r"\d+\.\d+|\d+%", what)))
             if written is None or not book or re.search(r"\d", _printed(code)):
                 continue
-            quoted = [
-                n for n in book if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", written.source)
-            ]
+            quoted = []  # each book number once: as written, or rounded where the book has two
+            for n in book:
+                forms = quoted_forms(n) if len(book) >= 2 else [n]
+                found = next(
+                    (
+                        f
+                        for f in forms
+                        if re.search(rf"(?<![\d.]){re.escape(f)}(?![\d]|\.\d)", written.source)
+                    ),
+                    None,
+                )
+                if found:
+                    quoted.append(found if found == n else f"{found} (the book's {n})")
             if len(quoted) >= min(2, len(book)):
                 out.append(
                     f"{student} ex{number}_written: {BOOK_NUMBERS} (it quotes {', '.join(quoted)};"
