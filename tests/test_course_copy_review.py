@@ -348,3 +348,35 @@ def test_an_answer_quoting_the_books_numbers_rounded_with_no_run_is_flagged(tmp_
         f"alice ex3_written: {grade_course.BOOK_NUMBERS}"
     )
     assert "1.83 (the book's 1.832), 0.31 (the book's 0.311), 15.5 (the book's 15.53)" in flags[0]
+
+
+def test_an_edited_locked_test_cell_is_listed_among_the_flags(tmp_path, monkeypatch, capsys):
+    """Lecturer review s34, m2: frank rewrote chapter 16's locked ex1_test to print('passed'); the
+    grader ran the original, rightly, but said nothing. It is listed now, per student and cell, in
+    the output, the report and reports/<chapter>-flags.json; an untouched notebook is not."""
+    make_course.write_course(tmp_path, ["16"])
+    chapter = next((tmp_path / "source").iterdir()).name
+    _submit_answers(
+        tmp_path, chapter, "none", grade_course.SOLUTION_MARKS[0], {"alice": "", "frank": ""}
+    )
+    path = tmp_path / "submitted" / "frank" / chapter / f"{chapter}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "ex1_test":
+            cell.source = "print('passed')"
+    nbformat.write(nb, path)
+    edited = grade_course.edited_locked_cells(tmp_path, chapter, ["alice", "frank"])
+    assert edited == [f"frank ex1_test: {grade_course.LOCKED_EDITED}"]
+    for name in ("FLAGGED", "REFUSED", "REPAIRED"):  # {student: ...} of this run
+        monkeypatch.setattr(grade_course, name, {}, raising=False)
+    for name in ("copy_flags", "book_numbers_flags", "code_copy_flags"):
+        monkeypatch.setattr(grade_course, name, lambda *a: [])
+    grade_course._print_flags(tmp_path, chapter, ["alice", "frank"], [])
+    out = capsys.readouterr().out
+    assert (
+        "locked cells edited (1:" in out and f"frank ex1_test: {grade_course.LOCKED_EDITED}" in out
+    )
+    saved = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    assert saved == {"frank": [f"ex1_test {grade_course.LOCKED_EDITED}"]}
+    report = next((tmp_path / "reports").glob(f"{chapter}-2*.txt")).read_text()
+    assert f"frank ex1_test: {grade_course.LOCKED_EDITED}" in report
