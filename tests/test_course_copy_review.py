@@ -306,3 +306,77 @@ def test_a_regrade_of_one_student_keeps_a_reviewed_group_reviewed(tmp_path):
     assert warning.startswith(
         f"gina {chapter}: answers alike with alice, bob and dave's, whose likeness you marked reviewed"
     ), warning
+
+
+# alice's answer to chapter 16's exercise 3 in review s34: the book's numbers rounded, no run
+ROUNDED_16 = (
+    "The MLM gradient is much larger: 1.83 vs 0.31 at lambda=1, 15.5 at 50; the clipped total is"
+    " 37 at lambda=50 vs 3.2."
+)
+
+
+def test_an_answer_quoting_the_books_numbers_rounded_with_no_run_is_flagged(tmp_path):
+    """Lecturer review s34, m3: alice quoted chapter 16's 1.832, 0.311, 15.53 and 3.22 as 1.83, 0.31,
+    15.5 and 3.2 with no run, unflagged. Rounded quotes count (at two significant digits at least,
+    never a bare integer); the same words under a code cell that printed its own numbers are not
+    flagged, nor an answer whose numbers are its own (1.91, 0.29, 16.2)."""
+    assert grade_course.quoted_forms("1.832") == ["1.832", "1.83", "1.8"]
+    assert grade_course.quoted_forms("0.311") == ["0.311", "0.31"]  # not 0.3
+    assert grade_course.quoted_forms("37.39") == ["37.39", "37.4"]  # not 37
+    make_course.write_course(tmp_path, ["16"])
+    chapter = next((tmp_path / "source").iterdir()).name
+    students = {"alice": "", "bob": "", "dave": ""}
+    _submit_answers(tmp_path, chapter, "none", grade_course.SOLUTION_MARKS[0], students)
+    printed = nbformat.v4.new_output("stream", text="MLM 1.829, disc 0.312\n")
+    own = "The MLM gradient is larger: 1.91 against 0.29, and 16.2 at lambda = 50 (total 39)."
+    for student, answer, outputs in (
+        ("alice", ROUNDED_16, []),
+        ("bob", ROUNDED_16, [printed]),
+        ("dave", own, []),
+    ):
+        path = tmp_path / "submitted" / student / chapter / f"{chapter}.ipynb"
+        nb = nbformat.read(path, as_version=4)
+        for cell in nb.cells:
+            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+            if grade_id == "ex3_written":
+                cell.source = answer
+            elif grade_id == "ex3_answer":
+                cell.outputs = outputs
+        nbformat.write(nb, path)
+    flags = grade_course.book_numbers_flags(tmp_path, chapter, ["alice", "bob", "dave"])
+    assert len(flags) == 1 and flags[0].startswith(
+        f"alice ex3_written: {grade_course.BOOK_NUMBERS}"
+    )
+    assert "1.83 (the book's 1.832), 0.31 (the book's 0.311), 15.5 (the book's 15.53)" in flags[0]
+
+
+def test_an_edited_locked_test_cell_is_listed_among_the_flags(tmp_path, monkeypatch, capsys):
+    """Lecturer review s34, m2: frank rewrote chapter 16's locked ex1_test to print('passed'); the
+    grader ran the original, rightly, but said nothing. It is listed now, per student and cell, in
+    the output, the report and reports/<chapter>-flags.json; an untouched notebook is not."""
+    make_course.write_course(tmp_path, ["16"])
+    chapter = next((tmp_path / "source").iterdir()).name
+    _submit_answers(
+        tmp_path, chapter, "none", grade_course.SOLUTION_MARKS[0], {"alice": "", "frank": ""}
+    )
+    path = tmp_path / "submitted" / "frank" / chapter / f"{chapter}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.metadata.get("nbgrader", {}).get("grade_id") == "ex1_test":
+            cell.source = "print('passed')"
+    nbformat.write(nb, path)
+    edited = grade_course.edited_locked_cells(tmp_path, chapter, ["alice", "frank"])
+    assert edited == [f"frank ex1_test: {grade_course.LOCKED_EDITED}"]
+    for name in ("FLAGGED", "REFUSED", "REPAIRED"):  # {student: ...} of this run
+        monkeypatch.setattr(grade_course, name, {}, raising=False)
+    for name in ("copy_flags", "book_numbers_flags", "code_copy_flags"):
+        monkeypatch.setattr(grade_course, name, lambda *a: [])
+    grade_course._print_flags(tmp_path, chapter, ["alice", "frank"], [])
+    out = capsys.readouterr().out
+    assert (
+        "locked cells edited (1:" in out and f"frank ex1_test: {grade_course.LOCKED_EDITED}" in out
+    )
+    saved = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    assert saved == {"frank": [f"ex1_test {grade_course.LOCKED_EDITED}"]}
+    report = next((tmp_path / "reports").glob(f"{chapter}-2*.txt")).read_text()
+    assert f"frank ex1_test: {grade_course.LOCKED_EDITED}" in report

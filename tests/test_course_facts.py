@@ -219,11 +219,15 @@ def test_the_page_warns_of_the_decks_that_teach_a_graded_answer():
     for chapter, title, exercise in (
         ("07", "Why several heads", "exercise 1's part 2"),
         ("18", "The backward pass, from one number per row", "exercise 4"),
+        # lecturer review s34, m7: ALBERT-xxlarge saves memory, not time; exercise 2's written part
+        ("16", "ALBERT: fewer parameters, not less compute", "exercise 2's graded written"),
     ):
         notebook = next((ROOT / "notebooks").glob(f"{chapter}_*.ipynb")).read_text()
-        assert f"## {title}" in notebook, title  # the deck's slide: the chapter's section
+        assert f"## {title}" in notebook, (
+            title
+        )  # "##" or "###"  # the deck's slide: the chapter's section
         assert f"*{title}*" in page and exercise in page, title
-    assert "Two decks teach what a graded answer says, and the flag keeps them" in page
+    assert "Three decks teach what a graded answer says, and the flag keeps them" in page
 
 
 def test_the_page_gives_grading_times_for_chapters_4_9_13_and_17():
@@ -268,3 +272,22 @@ def test_the_first_week_releases_before_it_rehearses_in_a_throwaway_course():
     assert section.index("release_assignment") < section.index("fetch_assignment")
     assert "--out /tmp/rehearsal" in section
     assert "nbgrader db student remove alice --force" in section
+
+
+def test_the_first_week_sets_deadlines_in_the_courses_own_order():
+    """Lecturer review s34, m1: step 2 and the checklist gave term_plan.py deadlines without --order,
+    which a course taking its chapters out of the book's order needs (table has no --order)."""
+    steps = PAGE[PAGE.index("2. **Set the deadlines**") : PAGE.index("3. **Give the students**")]
+    assert "--order 16 12 01 17" in steps
+    checklist = PAGE[PAGE.index("**Every week, the checklist**") :][:1500]
+    assert "term_plan.py deadlines" in checklist and "--order" in checklist
+    import subprocess
+    import sys
+
+    help_text = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "term_plan.py"), "deadlines", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert "--order" in help_text

@@ -426,3 +426,16 @@ def test_the_checkers_counts_are_the_numbers_the_chapter_compares_with():
         168 / 463,
         217 / 463,
     )
+
+
+def test_check_unseen_phrases_says_when_a_passing_number_has_two_decimals():
+    """Lecturer review s34, m4: dave's 0.41 passed with "Both are right" although the exercise asks for
+    three decimals. 190 of 463 is 0.410, which Python writes 0.41, so it passes, but the verdict says
+    what the exercise asks; a number with three decimals (or unrounded) gets no such note."""
+    two = ch12.check_unseen_phrases(0.41, 0.5)
+    assert two.status == "passed"
+    assert "has two decimals or fewer, and the exercise asks for three" in two.message
+    assert "0.408" not in two.message.split("But")[1]  # the note gives no value away
+    for value in (0.408, 189 / 463, 0.413, torch.tensor(190.0) / 463):
+        verdict = ch12.check_unseen_phrases(value, 0.5)
+        assert verdict.status == "passed" and "two decimals" not in verdict.message, value

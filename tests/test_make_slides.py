@@ -234,13 +234,14 @@ def test_chapters_13_and_18_leave_out_the_passages_that_answer_a_written_questio
 def _class_questions(chapter: str) -> dict[int, str]:
     """{exercise: its line on the "Questions for the class" slide}, from the chapter's statements."""
     path = next((make_slides.ROOT / "notebooks").glob(f"{chapter}_*.ipynb"))
+    measured = make_slides.measured(path.stem)
     out = {}
     for cell in nbformat.read(path, as_version=4).cells:
         if cell.cell_type == "markdown" and cell.source.lstrip().startswith("**Exercise"):
             for part in make_slides.sections(
                 make_slides.blocks(make_slides.plain_markdown(cell.source, {}))
             ):
-                if q := make_slides.class_question(part):
+                if q := make_slides.class_question(part, measured):
                     out[int(re.match(r"\*\*Exercise (\d+)", q).group(1))] = q
     return out
 
@@ -336,3 +337,20 @@ def test_decks_written_without_the_sites_assets_are_warned_of(tmp_path, monkeypa
     assert make_slides.missing_assets(site) is None
     page = " ".join((Path(make_slides.ROOT) / "book" / "teachers.md").read_text().split())
     assert "It needs a built site: a deck links reveal.js and its styles" in page
+
+
+def test_the_class_questions_read_as_a_slide_and_as_the_course_titles_them():
+    """Lecturer review s34, m6: chapter 1's title read "... or model error?." and told the class "a
+    comment in the cell below will do"; chapter 12's exercise 4 was "predict, then check" where the
+    course notebook titles it "measure, then check"."""
+    ch01, ch12 = _class_questions("01"), _class_questions("12")
+    assert ch01[1].startswith(
+        "**Exercise 1 (predict, then compute): search error or model error?** "
+    )
+    assert "?." not in ch01[1] and "cell below" not in ch01[1] and "comment" not in ch01[1]
+    assert "First write down your prediction: under the model" in ch01[1]
+    assert ch12[4].startswith("**Exercise 4 (measure, then check): phrases never seen.** ")
+    assert ch12[2].startswith("**Exercise 2 (predict, then check): ")  # a prediction stays one
+    for chapter in ("02", "07", "13", "16", "17"):
+        for q in _class_questions(chapter).values():
+            assert not re.search(r"[?!]\.\*\*", q) and "cell below" not in q, q

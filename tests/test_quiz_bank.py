@@ -32,6 +32,9 @@ def _softmax(xs):
 
 # the answer of each numeric question from its drawn numbers, by the formula (no library)
 FORMULAS = {
+    "q01_vanishing": lambda p: p["gain"] ** p["k"],  # one factor per step
+    # 6ND: D = steps x sequences x tokens, in units of 10^18
+    "q16_pretraining_flops": lambda p: 6 * p["N"] * p["steps"] * p["B"] * p["T"] / 1e18,
     "q02_soft_weight": lambda p: _softmax([p["lam"] * s for s in p["scores"]])[p["j"]],
     "q03_scaled_score": lambda p: sum(a * b for a, b in zip(p["q"], p["k"])) / math.sqrt(len(p["q"])),
     "q06_causal_pairs": lambda p: p["T"] * (p["T"] + 1) // 2,
@@ -233,7 +236,7 @@ def test_moodle_xml_parses_and_has_what_moodles_importer_reads():
     categories = [q.find("category/text").text for q in root if q.get("type") == "category"]
     assert len(categories) == len(qb.QUESTIONS) == len(set(categories))
     assert all(
-        re.match(r"\$course\$/top/attention-book/ch(0[2-9]|1[0-8])/q", c) for c in categories
+        re.match(r"\$course\$/top/attention-book/ch(0[1-9]|1[0-8])/q", c) for c in categories
     )
     assert kinds[0] == "category"
     for q in real:
@@ -479,8 +482,49 @@ def test_the_page_says_how_few_questions_a_chapter_keeps_without_the_repeats():
 
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     kept = Counter(n[1:3] for n in qb.QUESTIONS if n not in qb.EXERCISE_REPEATS)
-    counted = {f"{c:02d}" for c in [2, 3, *range(6, 19)]}
+    counted = {f"{c:02d}" for c in [1, 2, 3, *range(6, 19)]}
     none = sorted(int(c) for c in counted if not kept[c])
     assert set(kept) <= counted and {kept[c] for c in kept} == {1, 2}
     said = f"a chapter has one or two questions (chapters {', '.join(map(str, none[:-1]))} and {none[-1]} none)"
     assert said in page
+
+
+def _chapter_text(chapter: str) -> str:
+    import nbformat
+
+    path = next((ROOT / "notebooks").glob(f"{chapter}_*.ipynb"))
+    cells = nbformat.read(path, as_version=4).cells
+    return " ".join(" ".join(c.source for c in cells if c.cell_type == "markdown").split())
+
+
+def test_chapters_1_and_16_have_questions_whose_answers_the_chapters_state():
+    """Lecturer review s34, m5: a quiz on chapters 16, 12, 1 and 17 had 3 questions, none on 1 or
+    16. Each new question's rule is the chapter's own, in its words and numbers: the product of
+    Jacobians (0.8^20 = 0.012), 6ND (2 FLOPs forward, 4 backward), the NLL as a sum of -log q(y_t)
+    with teacher forcing and log V, sentence-order prediction's swapped consecutive segments. None
+    repeats a graded exercise (the rule above finds none)."""
+    ch01, ch16 = _chapter_text("01"), _chapter_text("16")
+    assert (
+        "0.8^{20} \\approx 0.012" in ch01
+        and round(FORMULAS["q01_vanishing"]({"gain": 0.8, "k": 20}), 3) == 0.012
+    )
+    assert "a product of one **Jacobian** per step" in ch01
+    for said in (
+        "**teacher forcing**",
+        "H(\\mathbf p^*, \\mathbf q) = -\\sum_{w} p^*(w) \\log q(w) = -\\log q(y_t)",
+        "its loss per word starts at $\\log V$",
+    ):
+        assert said in ch01, said
+    assert (
+        "about $6ND$ floating-point operations for a model of $N$ parameters trained on $D$ tokens"
+        in ch16
+    )
+    assert "$2 + 4 = 6$" in ch16 and "steps × sequences × tokens" in ch16
+    # BERT's setup as the chapter counts it (a million steps of 256 at 128 tokens, 90% of them)
+    assert "BERT ran a million steps of 256 sequences" in ch16
+    assert "two consecutive segments in swapped order" in ch16 and "change of topic" in ch16
+    for name in ("q01_vanishing", "q01_likelihood", "q16_pretraining_flops", "q16_sentence_order"):
+        assert name not in qb.EXERCISE_REPEATS and name not in qb.NOT_REPEATS, name
+    assert not qb.missing_chapters(["01", "16"])
+    kept = [n for n in qb.QUESTIONS if n[1:3] in ("01", "16") and n not in qb.EXERCISE_REPEATS]
+    assert len(kept) == 4, kept

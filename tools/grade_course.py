@@ -1028,6 +1028,26 @@ def _printed(cell) -> str:
 
 
 BOOK_NUMBERS = "quotes the book's numbers with no run above it"
+SIGNIFICANT = (
+    2  # a rounded quote keeps this many significant digits at least (1.8 of 1.832, not 0.3)
+)
+
+
+def quoted_forms(number: str) -> list[str]:
+    """How an answer may quote the book's ``number`` ("1.832"): as written, then rounded to fewer
+    decimals, one at least (lecturer review s34, m3: "1.83 ... 15.5 ... 3.2" went unflagged), each
+    with SIGNIFICANT digits at least: never a bare integer ("37" of 37.39, which an answer writes for
+    many other reasons) nor "0.3" of 0.311."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    value = Decimal(number)
+    forms = [number]
+    for places in range(-value.as_tuple().exponent - 1, 0, -1):
+        rounded = str(value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
+        if len(rounded.replace(".", "").lstrip("0")) < SIGNIFICANT:
+            break
+        forms.append(rounded)
+    return forms
 
 
 def book_numbers_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
@@ -1051,15 +1071,62 @@ def book_numbers_flags(course: Path, chapter: str, students: list[str]) -> list[
             book = list(dict.fromkeys(re.findall(r"\d+\.\d+|\d+%", what)))
             if written is None or not book or re.search(r"\d", _printed(code)):
                 continue
-            quoted = [
-                n for n in book if re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", written.source)
-            ]
+            quoted = []  # each book number once: as written, or rounded where the book has two
+            for n in book:
+                forms = quoted_forms(n) if len(book) >= 2 else [n]
+                found = next(
+                    (
+                        f
+                        for f in forms
+                        if re.search(rf"(?<![\d.]){re.escape(f)}(?![\d]|\.\d)", written.source)
+                    ),
+                    None,
+                )
+                if found:
+                    quoted.append(found if found == n else f"{found} (the book's {n})")
             if len(quoted) >= min(2, len(book)):
                 out.append(
                     f"{student} ex{number}_written: {BOOK_NUMBERS} (it quotes {', '.join(quoted)};"
                     f" the code cell ex{number}_answer printed no number): at most half the point"
                     " by the rubric, unless the student ran it elsewhere"
                 )
+    return out
+
+
+LOCKED_EDITED = "locked cell edited in the submission; graded with the original"
+
+
+def _lines(source: str) -> str:
+    return "\n".join(line.rstrip() for line in source.strip().splitlines())
+
+
+def edited_locked_cells(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """The locked code cells (a test cell, a setup cell) that a submitted notebook holds edited: its
+    source differs from the release's and the source's cell of the same ``grade_id`` (lecturer review
+    s34, m2: frank's ``ex1_test`` rewritten to ``print('passed')`` was put back silently). nbgrader
+    and the sandbox run the originals, so it costs nothing, but it is a deliberate act: one line per
+    student and cell, "<student> <grade_id>: ..."."""
+    originals: dict[str, set[str]] = {}
+    for folder in ("release", "source"):
+        path = course / folder / chapter / f"{chapter}.ipynb"
+        with contextlib.suppress(Exception):
+            for cell in nbformat.read(path, as_version=4).cells:
+                meta = _meta(cell)
+                if cell.cell_type == "code" and meta.get("locked") and not meta.get("solution"):
+                    originals.setdefault(meta["grade_id"], set()).add(_lines(cell.source))
+    out = []
+    for student in students if originals else []:
+        path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+        try:
+            cells = nbformat.read(path, as_version=4).cells
+        except Exception:  # noqa: BLE001 (no notebook, or not one: said by the grading itself)
+            continue
+        edited = []
+        for cell in cells:
+            grade_id = _meta(cell).get("grade_id")
+            if grade_id in originals and _lines(cell.source) not in originals[grade_id]:
+                edited.append(grade_id)
+        out += [f"{student} {g}: {LOCKED_EDITED}" for g in dict.fromkeys(edited)]
     return out
 
 
@@ -3565,6 +3632,9 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
     for line in book_numbers_flags(course, chapter, students):
         student, grade_id = line.split(" ", 2)[:2]
         flagged.setdefault(student, []).append(f"{grade_id.rstrip(':')} {BOOK_NUMBERS}")
+    for line in edited_locked_cells(course, chapter, students):  # lecturer review s34, m2
+        student, rest = line.split(" ", 1)
+        flagged.setdefault(student, []).append(rest.replace(":", "", 1))
     strong, _ = strong_and_weak(copy_flags(course, chapter, students))
     code = [line for line in code_copy_flags(course, chapter, students) if BY_CHANCE not in line]
     worked, code = split_worked(code)
@@ -3731,6 +3801,13 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
             f"weaker likeness ({len(weak)} written answers sharing one or two runs of {COPY_RUN} "
             f"words, or more at a similarity under {WEAK_RATIO}, often a phrase of the question; "
             "a glance):\n  " + "\n  ".join(weak)
+        )
+    edited = edited_locked_cells(course, chapter, students)
+    if edited:  # lecturer review s34, m2: put back silently before
+        print(
+            f"locked cells edited ({len(edited)}: a test or setup cell the student changed; the "
+            "grader ran the original, so it scored nothing, but the edit was deliberate; worth a "
+            "look):\n  " + "\n  ".join(edited)
         )
     quoted = book_numbers_flags(course, chapter, students)
     if quoted:  # lecturer review s32, M2

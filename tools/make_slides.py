@@ -261,6 +261,7 @@ class Deck:
         self.dropping = False  # inside a section left out
         self.left_out: list[str] = []  # what was left out, for the tool's output
         self.said: list[str] = []  # the same, as the deck's slide says it (no answer's words)
+        self.measured: set[int] = set()  # the exercises the course titles "measure, then check"
 
     def add(self, cell, *, kind: str, lines: int) -> None:
         """kind: "slide", "subslide" (a new page), "-" (same page if it fits), "notes"."""
@@ -335,7 +336,27 @@ DEICTIC = r"\b(?:there|this|that|it|them|these|those)\?$|^\w+ (?:does|do|is|are)
 QUESTIONS_SHOWN = 400  # characters of an exercise's questions on the class's slide
 
 
-def class_question(parts: list[str]) -> str | None:
+# what the class reads is a slide, not the notebook: an aside on where to write ("(a comment in the
+# cell below will do)") is left out (lecturer review s34, m6)
+NOTEBOOK_ASIDE = re.compile(r"\s*\([^()]*\b(?:cell|comment|checker)s?\b[^()]*\)")
+PREDICT, MEASURE = "(predict, then check)", "(measure, then check)"
+
+
+def measured(chapter: str) -> set[int]:
+    """The exercises of ``chapter`` (``12_elmo``) whose checked answers are measurements (its checker
+    module's ``MEASURED``): the course titles them "measure, then check" (lecturer review s34, m6)."""
+    import importlib
+
+    if str(ROOT) not in sys.path:
+        sys.path.insert(0, str(ROOT))
+    try:
+        module = importlib.import_module(f"lib.exercises.ch{chapter[:2]}")
+    except ModuleNotFoundError:
+        return set()
+    return set(getattr(module, "MEASURED", ()))
+
+
+def class_question(parts: list[str], measurements: set[int] = frozenset()) -> str | None:
     """An exercise's statement ("**Exercise 2 (implement): NTM sharpening.** After ...") as a question
     for the class: its title and the questions it asks, the sentences that end in "?" in any of its
     paragraphs, as its rubric takes them (lecturer review s23, M6: the slide showed the first
@@ -344,6 +365,9 @@ def class_question(parts: list[str]) -> str | None:
     if not parts or not (m := re.match(r"\*\*(Exercise \d+[^*]*?)\.?\*\*\s*(.*)", parts[0], re.S)):
         return None
     title = m.group(1)
+    number = int(re.match(r"Exercise (\d+)", title).group(1))
+    if number in measurements:  # as the course titles it (lecturer review s34, m6)
+        title = title.replace(PREDICT, MEASURE)
     paragraphs = [m.group(2)]
     for part in parts[1:]:
         if part.lstrip().startswith("**Exercise"):
@@ -352,7 +376,7 @@ def class_question(parts: list[str]) -> str | None:
             paragraphs.append(part)
     asked, first = [], ""
     for paragraph in paragraphs:
-        sentences = re.split(SENTENCE_END, " ".join(paragraph.split()))
+        sentences = re.split(SENTENCE_END, NOTEBOOK_ASIDE.sub("", " ".join(paragraph.split())))
         first = first or (sentences[0] if sentences else "")
         for i, x in enumerate(sentences):
             x = re.sub(r"^\([a-z]\)\s*(?:\*\*[^*]+\*\*\s*)?", "", x)  # "(d) **Explain.** ..."
@@ -364,7 +388,8 @@ def class_question(parts: list[str]) -> str | None:
                 # "Which digit does it get right ...?" (lecturer review s23, M6)
                 x = f"{sentences[i - 1]} {x}"
             asked.append(x)
-    return f"**{title}.** {shortened(' '.join(asked) or first, QUESTIONS_SHOWN)}"
+    title += "" if title.endswith(("?", "!")) else "."  # not "model error?." (s34, m6)
+    return f"**{title}** {shortened(' '.join(asked) or first, QUESTIONS_SHOWN)}"
 
 
 def own_slides_of(chapter: str, folder: Path) -> list[str]:
@@ -465,6 +490,7 @@ def deck(
     and sections that answer a graded exercise, left out; a section left out keeps a title slide
     that says so. What was left out is in the deck's metadata ``left_out``."""
     d = Deck(answers)
+    d.measured = measured(Path(chapter_url).stem)  # "../notebooks/12_elmo.html"
     skipping = False
     questions = []  # the exercises' questions, for the class
     widget_state = (
@@ -526,7 +552,7 @@ def markdown_slides(d: Deck, cell, cite: dict, skipping: bool, questions: list) 
                 d.said.append(f"the section *{head.lstrip('# ')}*, which answers {exercise}")
                 d.markdown(f"{head}\n\n{LEFT_OUT.format(exercise=exercise)}", "slide")
         if skipping:
-            if q := class_question(parts):
+            if q := class_question(parts, d.measured):
                 questions.append(q)
             continue
         if d.dropping:

@@ -32,7 +32,8 @@ single, shuffleanswers, answernumbering, responseformat and graderinfo as writte
 ``--qti`` writes the same questions as an IMS QTI 1.2 package for Canvas (tools/quiz_qti.py says
 how: one question group per question, from which a quiz draws one variant per student).
 
-Chapters 2, 3 and 6-18: every chapter from 10 on has a computed question (a BPE merge count, a
+Chapters 1-3 and 6-18 (chapter 1: a gradient through many steps, and maximum likelihood;
+chapter 16 also the cost of pretraining, 6ND, and sentence-order prediction): every chapter from 10 on has a computed question (a BPE merge count, a
 perplexity, ELMo's mix and softmax, GPT-3's size, BERT's labels and size, mean pooling, ALBERT's
 size, a RoPE angle, a GQA cache, an ALiBi slope, the online softmax's sum), and written ones on
 subwords, ELMo, GPT, BERT's masked LM, GQA and FlashAttention.
@@ -146,6 +147,28 @@ def _far_apart(choices: list[Choice]) -> bool:
     return all(
         abs(float(c.text) - float(right)) >= 1.5 * 10**-decimals for c in choices if not c.correct
     )
+
+
+# --- the questions: chapter 1 ------------------------------------------------------------------------
+
+
+def q01_vanishing(rng: random.Random) -> Question:
+    while True:  # a product that three decimals do not round to 0 (lecturer review s34, m5)
+        gain = rng.choice([0.7, 0.75, 0.8, 0.85, 0.9, 0.95])
+        k = rng.randint(5, 40)
+        if (gain, k) not in ((0.8, 20), (0.8, 40)) and gain**k >= 0.05:
+            break
+    factor = math.prod([gain] * k)
+    return Question(
+        "q01_vanishing", "01", "numerical", "A gradient through many steps",
+        f"<p>In a recurrent network the influence of an early state on a late one is a product of one "
+        f"Jacobian per step. Suppose each of them shrinks every vector by the same factor {gain}. To "
+        f"what fraction of its size does a change in the state reach the state {k} steps later? Give "
+        "three decimals.</p>",
+        answer=round(factor, 3), tolerance=0.0015, params={"gain": gain, "k": k},
+        feedback=f"<p>One factor per step: {gain}<sup>{k}</sup> = {factor:.4f}; the training signal "
+        "comes back along the same product, shrunk as much.</p>",
+    )  # fmt: skip
 
 
 # --- the questions: chapter 2 ------------------------------------------------------------------------
@@ -862,6 +885,32 @@ def q16_albert_parameters(rng: random.Random) -> Question:
     )  # fmt: skip
 
 
+# the training setups that chapter 16's table of pretraining costs counts: a question draws others
+PRETRAINING_NAMED = {(110e6, 1_000_000, 256, 128), (355e6, 500_000, 8192, 512)}
+
+
+def q16_pretraining_flops(rng: random.Random) -> Question:
+    while True:
+        N = rng.choice([14e6, 66e6, 110e6, 125e6, 340e6, 355e6, 770e6])
+        steps = rng.choice([100_000, 250_000, 500_000, 1_000_000])
+        B, T = rng.choice([128, 256, 512, 1024, 2048]), rng.choice([128, 256, 512])
+        if (N, steps, B, T) not in PRETRAINING_NAMED and 1 <= 6 * N * steps * B * T / 1e18 <= 9999:
+            break
+    D = steps * B * T
+    exa = 6 * N * D / 1e18
+    return Question(
+        "q16_pretraining_flops", "16", "numerical", "The cost of pretraining",
+        f"<p>A model of N = {N / 1e6:g} million parameters is pretrained for {steps:,} steps of "
+        f"{B:,} sequences of {T} tokens. By the rule of thumb 6ND (N parameters, D tokens), about how "
+        "many floating-point operations does its training take? Give the number in units of "
+        "10<sup>18</sup> FLOPs, to the nearest whole number.</p>",
+        answer=round(exa), tolerance=0.5, params={"N": N, "steps": steps, "B": B, "T": T},
+        feedback=f"<p>D = {steps:,} &times; {B:,} &times; {T} = {D:,} tokens; 6 &times; {N:,.0f} "
+        f"&times; {D:,} = {exa:,.1f} &times; 10<sup>18</sup> FLOPs: 2 per weight and token forward, 4 backward "
+        "(attention's own products left out).</p>",
+    )  # fmt: skip
+
+
 # --- chapter 17 ---------------------------------------------------------------------------------------------
 
 
@@ -982,6 +1031,34 @@ def _essay(qid: str, chapter: str, title: str, text: str, criteria: list[str], m
 
 
 WRITTEN = [
+    _essay(
+        "q01_likelihood", "01", "Maximum likelihood and cross-entropy",
+        "An encoder-decoder is trained with the cross-entropy loss on the next word of the target "
+        "translation. Why is that maximum-likelihood training, what is teacher forcing, and what loss "
+        "per word does an untrained model start from, with V target words?",
+        ["p(y | x) is a product of one factor per word; with a one-hot target the cross-entropy at "
+         "a step is -log q(y_t), so summed over the steps it is the negative log-likelihood",
+         "teacher forcing: in training the decoder reads the correct previous word at every step, "
+         "whatever it would have predicted",
+         "an untrained model gives every word about 1/V, so its loss starts at log V nats per word"],
+        "p(y | x) is the product over the steps of p(y_t | y_<t, x); its logarithm is a sum of "
+        "log-probabilities, and maximizing it is minimizing the negative log-likelihood. The "
+        "cross-entropy between the one-hot target and the model's distribution is -log q(y_t), so "
+        "the loss summed over the steps is the NLL. In training the decoder reads the correct "
+        "previous word (teacher forcing). Untrained, every word gets about 1/V: log V nats per word.",
+    ),
+    _essay(
+        "q16_sentence_order", "16", "Sentence-order prediction",
+        "ALBERT replaces BERT's next-sentence prediction with sentence-order prediction. How does each "
+        "build its negative examples, and why is the new task harder to solve by a shortcut?",
+        ["next-sentence prediction's negative pairs a segment with a random segment of another text",
+         "sentence-order prediction's negative is two consecutive segments in swapped order",
+         "a random segment usually changes the topic, so NSP can be solved by the topic alone; "
+         "swapped consecutive segments share it, so SOP needs the order of the text"],
+        "BERT's negative example pairs a segment with a random one from elsewhere, which a change of "
+        "topic often gives away. ALBERT's negative is two consecutive segments in swapped order: the "
+        "topic is the same, so only the order (coherence) tells them apart.",
+    ),
     _essay(
         "q02_tie", "02", "What a hard lookup hides",
         "Two keys have exactly the same, highest score for a query. What does a hard lookup (argmax) "
@@ -1130,12 +1207,12 @@ WRITTEN = [
 QUESTIONS: dict[str, Callable[[random.Random], Question]] = {
     f.__name__: f
     for f in [
-        q02_soft_weight, q02_sharpen, q03_scaled_score, q03_masked_weight, q06_causal_pairs,
+        q01_vanishing, q02_soft_weight, q02_sharpen, q03_scaled_score, q03_masked_weight, q06_causal_pairs,
         q06_score_variance, q07_mha_parameters, q07_attention_weights, q08_pe_value,
         q08_last_wavelength, q09_encoder_layer, q09_total_layers, q10_bpe_tokens, q10_pair_score,
         q11_bigram_perplexity, q12_scalar_mix, q12_softmax_params, q13_gpt3_parameters,
         q14_mlm_labels, q14_bert_parameters, q15_mean_pooling, q15_cosine, q16_albert_parameters,
-        q17_rope_angle, q17_kv_cache, q18_alibi_slope, q18_online_sum,
+        q16_pretraining_flops, q17_rope_angle, q17_kv_cache, q18_alibi_slope, q18_online_sum,
     ]
 }  # fmt: skip
 QUESTIONS.update({f.__name__: f for f in WRITTEN})

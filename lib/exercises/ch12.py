@@ -579,4 +579,11 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
         not_attempted("your chance_accuracy is right; now measure unseen_accuracy.")
     if chance_accuracy is None:
         not_attempted("your unseen_accuracy is the measurement; now give chance_accuracy.")
-    return f"both are right: on phrases it never saw, the layer-2 probe gets {UNSEEN_ACCURACY:.1%} (forward half {UNSEEN_FORWARD:.0%}, backward half {UNSEEN_BACKWARD:.0%}), about the chance of {CHANCE:.0%} (the 463 test sentences come from only 29 phrases), against more than 95% when every test phrase has a twin in training."
+    # a number written with two decimals inside the band (0.41): right if the run measured 0.410,
+    # which Python writes so, but a rounded 0.408 too; say what the exercise asks (lecturer review s34, m4)
+    note = (
+        f" But unseen_accuracy = {fmt(acc)} has two decimals or fewer, and the exercise asks for three: right if your run measured it with a 0 as its third decimal (Python drops that 0); if you rounded, write the three decimals your run measured."
+        if _decimals(acc) is not None
+        else ""
+    )
+    return f"both are right: on phrases it never saw, the layer-2 probe gets {UNSEEN_ACCURACY:.1%} (forward half {UNSEEN_FORWARD:.0%}, backward half {UNSEEN_BACKWARD:.0%}), about the chance of {CHANCE:.0%} (the 463 test sentences come from only 29 phrases), against more than 95% when every test phrase has a twin in training.{note}"
