@@ -104,6 +104,7 @@ def test_both_wrong_predictions_of_exercise_2_are_named_at_once():
     with pytest.raises(ExerciseFailed) as failure:
         check_key_strength({"k2"}, 1.0)
     text = failure.value.message
-    assert text.startswith("heaviest_keys: ") and "you left out a key" in text
+    assert text.startswith("2 of your answers are not right yet. heaviest_keys: ")
+    assert "you left out a key" in text
     assert "k2_limit: the weight of k2 approaches 1 only if" in text
     assert "k1" not in text and "0.5" not in text and "1/2" not in text

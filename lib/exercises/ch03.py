@@ -303,8 +303,10 @@ def check_key_strength(heaviest_keys: Any, k2_limit: Any) -> str:
         "k2_limit": lambda v: _check_k2_limit(v),
     }
     wrong = failures(parts, {"heaviest_keys": heaviest_keys, "k2_limit": k2_limit})
+    if len(wrong) > 1:
+        fail(f"{len(wrong)} of your answers are not right yet. " + " ".join(wrong))
     if wrong:
-        fail(" ".join(wrong))
+        fail(wrong[0])
     if heaviest_keys is None:
         not_attempted("k2_limit is right; now say which keys keep the weight (heaviest_keys).")
     if k2_limit is None:
