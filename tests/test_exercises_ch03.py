@@ -93,3 +93,18 @@ def test_the_case_beyond_1e9_is_float32():
 
     case = next(s for name, s, _ in _masked_softmax_cases() if "-1e9" in name)
     assert case.dtype == torch.float32 and case.min().item() == -2e10
+
+
+def test_both_wrong_predictions_of_exercise_2_are_named_at_once():
+    """Reader s34, chapter 3: heaviest_keys = {"k2"} with k2_limit = 1.0 was told only of the missing
+    key, so the wrong limit took a second run. Both parts are named in one message, neither answer
+    given away."""
+    from lib.exercises.ch03 import check_key_strength
+
+    with pytest.raises(ExerciseFailed) as failure:
+        check_key_strength({"k2"}, 1.0)
+    text = failure.value.message
+    assert text.startswith("2 of your answers are not right yet. heaviest_keys: ")
+    assert "you left out a key" in text
+    assert "k2_limit: the weight of k2 approaches 1 only if" in text
+    assert "k1" not in text and "0.5" not in text and "1/2" not in text

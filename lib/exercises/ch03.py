@@ -25,6 +25,7 @@ from . import (
     expect_number,
     expect_tensor,
     fail,
+    failures,
     fmt,
     largest_difference,
     not_attempted,
@@ -242,55 +243,70 @@ def _labels(
     return labels
 
 
+def _check_heaviest_keys(heaviest_keys: Any) -> None:
+    """Exercise 2's first part: the keys that keep weight as beta grows."""
+    keys = _labels(heaviest_keys, "heaviest_keys", KEY_LABELS)
+    if not keys:
+        fail(
+            "heaviest_keys: you named no key. As beta grows, which keys keep weight? Compare the cosines of q1 with every key (what does a cosine do with a key's length?)."
+        )
+    if keys != {"k1", "k2"}:
+        extra = sorted(keys - {"k1", "k2"})
+        if extra:
+            fail(
+                f"heaviest_keys: {', '.join(extra)} {'has' if len(extra) == 1 else 'have'} a smaller cosine with q1 than some other key. As beta grows, the gap beta * (difference of the cosines) grows without bound, so such a weight goes to 0."
+            )
+        fail(
+            f"heaviest_keys: {'the key you named keeps' if len(keys) == 1 else 'the keys you named keep'} weight, but you left out a key whose score beta * cos(q1, k) is just as large. Compare the cosines of q1 with every key (what does a cosine do with a key's length?)."
+        )
+
+
+def _check_k2_limit(k2_limit: Any) -> None:
+    """Exercise 2's second part: the number the weight of k2 approaches."""
+    limit = expect_number(k2_limit, "k2_limit")
+    if abs(limit - 0.5) <= 0.01:
+        return
+    if abs(limit - 1) <= 0.01:
+        fail(
+            "k2_limit: the weight of k2 approaches 1 only if k2's score beats every other key's. Does it? Compare the cosines of q1 with each key."
+        )
+    if abs(limit - 0.31) <= 0.01:
+        fail(
+            f"k2_limit = {fmt(limit)} is the weight of k2 at beta = 1; the question is where it goes as beta grows."
+        )
+    if abs(limit - 0.489) <= 0.005:
+        fail(
+            f"k2_limit = {fmt(limit)} is the weight of k2 at beta = 5: close, but the question is where it goes as beta grows without bound."
+        )
+    if abs(limit - 1 / 6) <= 0.01:
+        fail("k2_limit: uniform weights, 1/6 each, are the limit beta -> 0, not beta -> infinity.")
+    if abs(limit) <= 0.01:
+        fail(
+            "k2_limit: the weight of k2 vanishes only if some key has a larger cosine with q1 than k2. Does one?"
+        )
+    fail(
+        f"k2_limit = {fmt(limit)} is not the limit. Hint: how many keys share the largest score, and how does the softmax split the weight between equal scores?"
+    )
+
+
 @checker("key strength")
 def check_key_strength(heaviest_keys: Any, k2_limit: Any) -> str:
     """Check the predictions of exercise 2 for q1 under softmax(beta * cos): ``heaviest_keys``, the keys
-    that keep weight as beta grows, and ``k2_limit``, the number the weight of k2 approaches."""
+    that keep weight as beta grows, and ``k2_limit``, the number the weight of k2 approaches. Both
+    wrong: both named in one message."""
     if heaviest_keys is None and k2_limit is None:
         not_attempted(
             "write your two predictions (heaviest_keys and k2_limit) in the cell above, then run this cell again."
         )
-    if heaviest_keys is not None:
-        keys = _labels(heaviest_keys, "heaviest_keys", KEY_LABELS)
-        if not keys:
-            fail(
-                "heaviest_keys: you named no key. As beta grows, which keys keep weight? Compare the cosines of q1 with every key (what does a cosine do with a key's length?)."
-            )
-        if keys != {"k1", "k2"}:
-            extra = sorted(keys - {"k1", "k2"})
-            if extra:
-                fail(
-                    f"heaviest_keys: {', '.join(extra)} {'has' if len(extra) == 1 else 'have'} a smaller cosine with q1 than some other key. As beta grows, the gap beta * (difference of the cosines) grows without bound, so such a weight goes to 0."
-                )
-            fail(
-                f"heaviest_keys: {'the key you named keeps' if len(keys) == 1 else 'the keys you named keep'} weight, but you left out a key whose score beta * cos(q1, k) is just as large. Compare the cosines of q1 with every key (what does a cosine do with a key's length?)."
-            )
-    if k2_limit is not None:
-        limit = expect_number(k2_limit, "k2_limit")
-        if abs(limit - 0.5) > 0.01:
-            if abs(limit - 1) <= 0.01:
-                fail(
-                    "k2_limit: the weight of k2 approaches 1 only if k2's score beats every other key's. Does it? Compare the cosines of q1 with each key."
-                )
-            if abs(limit - 0.31) <= 0.01:
-                fail(
-                    f"k2_limit = {fmt(limit)} is the weight of k2 at beta = 1; the question is where it goes as beta grows."
-                )
-            if abs(limit - 0.489) <= 0.005:
-                fail(
-                    f"k2_limit = {fmt(limit)} is the weight of k2 at beta = 5: close, but the question is where it goes as beta grows without bound."
-                )
-            if abs(limit - 1 / 6) <= 0.01:
-                fail(
-                    "k2_limit: uniform weights, 1/6 each, are the limit beta -> 0, not beta -> infinity."
-                )
-            if abs(limit) <= 0.01:
-                fail(
-                    "k2_limit: the weight of k2 vanishes only if some key has a larger cosine with q1 than k2. Does one?"
-                )
-            fail(
-                f"k2_limit = {fmt(limit)} is not the limit. Hint: how many keys share the largest score, and how does the softmax split the weight between equal scores?"
-            )
+    parts = {  # called here, so that the messages keep the lower-case names they begin with
+        "heaviest_keys": lambda v: _check_heaviest_keys(v),
+        "k2_limit": lambda v: _check_k2_limit(v),
+    }
+    wrong = failures(parts, {"heaviest_keys": heaviest_keys, "k2_limit": k2_limit})
+    if len(wrong) > 1:
+        fail(f"{len(wrong)} of your answers are not right yet. " + " ".join(wrong))
+    if wrong:
+        fail(wrong[0])
     if heaviest_keys is None:
         not_attempted("k2_limit is right; now say which keys keep the weight (heaviest_keys).")
     if k2_limit is None:
