@@ -614,6 +614,16 @@ def test_prediction_checkers_reject(check, args, message):
         check(*args)
 
 
+def test_check_duplicate_key_names_both_wrong_predictions_at_once():
+    """A reader with both predictions wrong learnt of the second only on a second run (review s34)."""
+    with pytest.raises(ExerciseFailed) as failure:
+        check_duplicate_key((-0.6, 1.039), 6)
+    text = failure.value.message
+    assert text.startswith("Neither prediction is right yet.")
+    assert "is v_2, the value of k_2 alone" in text and "hard_key = 6, the copy" in text
+    assert "midpoint" not in text and "1/2" not in text
+
+
 def test_prediction_checkers_accept_right_answers_in_several_spellings():
     assert check_duplicate_key((-0.3, -0.23), 2) and check_duplicate_key(
         torch.tensor([-0.3, -0.2304]), torch.tensor(2)

@@ -413,6 +413,23 @@ def test_soft_lookup_narrow_stacks_the_panels_for_a_phone():
     plt.close(narrow)
 
 
+def test_soft_lookup_narrow_tick_labels_do_not_touch():
+    # review s34: in the chapter's style "-1.0" and "-0.5" ran together under the values
+    values = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    with plt.rc_context():
+        viz.set_style()  # the chapter's style (110 dpi), undone when the block ends
+        fig = viz.soft_lookup(
+            torch.tensor([0.5, 0.25, 0.25]), values, list("abc"), ["C0"] * 3, narrow=True
+        )
+        fig.draw_without_rendering()
+        ax_v = fig.axes[1]
+        lo, hi = ax_v.get_xlim()
+        shown = [t for t in ax_v.get_xticklabels() if lo <= t.get_position()[0] <= hi]
+        boxes = [t.get_window_extent() for t in shown if t.get_text()]
+        assert len(boxes) >= 3 and all(b.x0 - a.x1 >= 20 for a, b in zip(boxes, boxes[1:]))
+        plt.close(fig)
+
+
 def test_soft_lookup_labels_the_bars_with_fmt():
     values = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
     weights = torch.tensor([0.986, 0.014, 0.0])

@@ -28,6 +28,7 @@ from . import (
     expect_number,
     expect_tensor,
     fail,
+    failures,
     fmt,
     largest_difference,
     not_attempted,
@@ -72,46 +73,55 @@ def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
         )
     values = _values()
     midpoint = (values[BEST] + values[COPY]) / 2
-    if soft_limit is not None:
-        p = _point(soft_limit, "soft_limit")
-        if (p - midpoint).norm() > TOLERANCE:
-            where = f"({fmt(p[0].item())}, {fmt(p[1].item())})"
-            if (p - values[BEST]).norm() <= TOLERANCE:
-                fail(
-                    f"soft_limit {where} is v_2, the value of k_2 alone, as if k_2 were the only key with the highest score. Look at the scores of the seven keys, then ask what a softmax does with two scores that are exactly equal, at every lambda."
-                )
-            if (p - values[COPY]).norm() <= TOLERANCE:
-                fail(
-                    f"soft_limit {where} is the new value alone, as if its key beat every other. Compare its score with that of the key it copies."
-                )
-            if (p - values.mean(dim=0)).norm() <= TOLERANCE:
-                fail(
-                    f"soft_limit {where} is the average of all seven values: the output at lambda = 0, where every weight is 1/7. As lambda grows, the weight leaves every key whose score is not the highest."
-                )
+
+    def check_soft(soft: Any) -> None:
+        p = _point(soft, "soft_limit")
+        if (p - midpoint).norm() <= TOLERANCE:
+            return
+        where = f"({fmt(p[0].item())}, {fmt(p[1].item())})"
+        if (p - values[BEST]).norm() <= TOLERANCE:
             fail(
-                f"soft_limit {where} is not where the soft output goes (it is {(p - midpoint).norm():.2f} away). Which keys share the highest score, and how does a softmax split the weight between equal scores as lambda grows?"
+                f"soft_limit {where} is v_2, the value of k_2 alone, as if k_2 were the only key with the highest score. Look at the scores of the seven keys, then ask what a softmax does with two scores that are exactly equal, at every lambda."
             )
-    if hard_key is not None:
-        if isinstance(hard_key, np.ndarray) and hard_key.size == 1 and hard_key.dtype.kind in "iu":
-            hard_key = int(hard_key.item())  # a NumPy integer array of one element
-        if (
-            isinstance(hard_key, Tensor)
-            and hard_key.numel() == 1
-            and not hard_key.is_floating_point()
-        ):
-            hard_key = int(hard_key.item())
-        if isinstance(hard_key, bool) or not isinstance(hard_key, int):
+        if (p - values[COPY]).norm() <= TOLERANCE:
             fail(
-                f"hard_key should be the index of a key (an int from 0 to 6), got {type(hard_key).__name__} {fmt(hard_key)}."
+                f"soft_limit {where} is the new value alone, as if its key beat every other. Compare its score with that of the key it copies."
             )
-        if hard_key == COPY:
+        if (p - values.mean(dim=0)).norm() <= TOLERANCE:
+            fail(
+                f"soft_limit {where} is the average of all seven values: the output at lambda = 0, where every weight is 1/7. As lambda grows, the weight leaves every key whose score is not the highest."
+            )
+        fail(
+            f"soft_limit {where} is not where the soft output goes (it is {(p - midpoint).norm():.2f} away). Which keys share the highest score, and how does a softmax split the weight between equal scores as lambda grows?"
+        )
+
+    def check_hard(key: Any) -> None:
+        if isinstance(key, np.ndarray) and key.size == 1 and key.dtype.kind in "iu":
+            key = int(key.item())  # a NumPy integer array of one element
+        if isinstance(key, Tensor) and key.numel() == 1 and not key.is_floating_point():
+            key = int(key.item())
+        if isinstance(key, bool) or not isinstance(key, int):
+            fail(
+                f"hard_key should be the index of a key (an int from 0 to 6), got {type(key).__name__} {fmt(key)}."
+            )
+        if key == COPY:
             fail(
                 "hard_key = 6, the copy. Its score ties exactly with another key's: read in torch.argmax's documentation which index it returns when several entries share the maximum."
             )
-        if hard_key != BEST:
+        if key != BEST:
             fail(
-                f"hard_key = {hard_key}: key {hard_key} does not have the highest score. Which key was the query made from, and which key is a copy of it?"
+                f"hard_key = {key}: key {key} does not have the highest score. Which key was the query made from, and which key is a copy of it?"
             )
+
+    # both predictions judged at once, so that two wrong ones take one run, not two
+    wrong = failures(
+        {"soft_limit": check_soft, "hard_key": check_hard},
+        {"soft_limit": soft_limit, "hard_key": hard_key},
+    )
+    if len(wrong) > 1:
+        fail("Neither prediction is right yet. " + " ".join(wrong))
+    if wrong:
+        fail(wrong[0])
     if soft_limit is None:
         not_attempted("hard_key is right; now predict soft_limit too.")
     if hard_key is None:
