@@ -132,7 +132,7 @@ def check_one_head(n_params: Any, learns_task: Any, accuracy: Any = None) -> str
         )
     if predicts_learning:
         fail(
-            f"learns_task: your run says otherwise (both digits right at {measured:.0%} of the positions, short of 99%); look with relation_weights: where does the single head put its weight, and which digit stays at chance?"
+            f"learns_task: your run says otherwise (both digits right at {measured:.0%} of the positions, short of 99%); look with relation_weights(one_head(X_test)[1], M_test): where does the single head put its weight, and which digit stays at chance?"
         )
     return f"both predictions are right, and your run agrees ({measured:.0%}): {N_PARAMETERS:,} parameters, as with four heads, but trained the same way, the one head settles on one of the two lookups and leaves the other digit to chance."
 
