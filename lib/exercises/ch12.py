@@ -580,7 +580,7 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
     if chance_accuracy is None:
         not_attempted("your unseen_accuracy is the measurement; now give chance_accuracy.")
     # a number written with two decimals inside the band (0.41): right if the run measured 0.410,
-    # which Python writes so, but a rounded 0.408 too; say what the exercise asks (lecturer review s34, m4)
+    # which Python writes so, but a rounded 0.408 too; say what the exercise asks (course review s34, m4)
     note = (
         f" But unseen_accuracy = {fmt(acc)} has two decimals or fewer, and the exercise asks for three: right if your run measured it with a 0 as its third decimal (Python drops that 0); if you rounded, write the three decimals your run measured."
         if _decimals(acc) is not None
