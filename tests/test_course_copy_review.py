@@ -187,6 +187,19 @@ EVE_14 = (
 )
 
 
+def _write_exercise_3(course, chapter, student, answer, outputs):
+    """Put ``answer`` in a submission's exercise-3 written cell and ``outputs`` under its code cell."""
+    path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if grade_id == "ex3_written":
+            cell.source = answer
+        elif grade_id == "ex3_answer":
+            cell.outputs = outputs
+    nbformat.write(nb, path)
+
+
 def test_an_answer_quoting_the_books_numbers_with_no_run_is_flagged(tmp_path):
     """Lecturer review s32, M2: eve answered chapter 14's exercise 3 with the book's numbers and no
     experiment code, and nothing was flagged. The same words under a code cell that printed its own
@@ -201,15 +214,7 @@ def test_an_answer_quoting_the_books_numbers_with_no_run_is_flagged(tmp_path):
         ("alice", EVE_14, [printed]),
         ("bob", "It stays at chance.", []),
     ):
-        path = tmp_path / "submitted" / student / chapter / f"{chapter}.ipynb"
-        nb = nbformat.read(path, as_version=4)
-        for cell in nb.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if grade_id == "ex3_written":
-                cell.source = answer
-            elif grade_id == "ex3_answer":
-                cell.outputs = outputs
-        nbformat.write(nb, path)
+        _write_exercise_3(tmp_path, chapter, student, answer, outputs)
     flags = grade_course.book_numbers_flags(tmp_path, chapter, ["alice", "bob", "eve"])
     assert len(flags) == 1 and flags[0].startswith(f"eve ex3_written: {grade_course.BOOK_NUMBERS}")
     assert "(it quotes 48.1, 85.4, 63.2, 58.1, 67.6;" in flags[0]
@@ -334,15 +339,7 @@ def test_an_answer_quoting_the_books_numbers_rounded_with_no_run_is_flagged(tmp_
         ("bob", ROUNDED_16, [printed]),
         ("dave", own, []),
     ):
-        path = tmp_path / "submitted" / student / chapter / f"{chapter}.ipynb"
-        nb = nbformat.read(path, as_version=4)
-        for cell in nb.cells:
-            grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if grade_id == "ex3_written":
-                cell.source = answer
-            elif grade_id == "ex3_answer":
-                cell.outputs = outputs
-        nbformat.write(nb, path)
+        _write_exercise_3(tmp_path, chapter, student, answer, outputs)
     flags = grade_course.book_numbers_flags(tmp_path, chapter, ["alice", "bob", "dave"])
     assert len(flags) == 1 and flags[0].startswith(
         f"alice ex3_written: {grade_course.BOOK_NUMBERS}"

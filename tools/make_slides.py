@@ -344,16 +344,13 @@ PREDICT, MEASURE = "(predict, then check)", "(measure, then check)"
 
 def measured(chapter: str) -> set[int]:
     """The exercises of ``chapter`` (``12_elmo``) whose checked answers are measurements (its checker
-    module's ``MEASURED``): the course titles them "measure, then check" (lecturer review s34, m6)."""
-    import importlib
+    module's ``MEASURED``, as tools/make_course.py reads it): the course titles them "measure, then
+    check" (lecturer review s34, m6)."""
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tools"))
+    from make_course import _measured
 
-    if str(ROOT) not in sys.path:
-        sys.path.insert(0, str(ROOT))
-    try:
-        module = importlib.import_module(f"lib.exercises.ch{chapter[:2]}")
-    except ModuleNotFoundError:
-        return set()
-    return set(getattr(module, "MEASURED", ()))
+    return _measured(chapter)
 
 
 def class_question(parts: list[str], measurements: set[int] = frozenset()) -> str | None:
