@@ -143,3 +143,26 @@ def test_browser_assets_are_pinned_exactly():
         assert re.fullmatch(r"\d+\.\d+\.\d+", deps[name]), (
             f"package.json: {name} must be an exact version"
         )
+
+
+def test_no_tracked_file_holds_a_merge_conflict_marker():
+    """Session s34: two merges left git's markers in book/teachers.md's hand-written part, where
+    tools/teachers_page.py --check does not look. A line opening with seven '<' or '>' and a space is
+    a marker in any text file of the repository."""
+    import subprocess
+
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split("\n")
+    marker = re.compile(r"^(<{7}|>{7}) ", re.M)
+    found = []
+    for name in filter(None, files):
+        path = ROOT / name
+        if path.suffix in {".png", ".xz", ".onnx", ".safetensors", ".pt", ".gz", ".woff2"}:
+            continue
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, FileNotFoundError, IsADirectoryError):
+            continue
+        found += [f"{name}: {m.group(0)!r}" for m in marker.finditer(text)]
+    assert not found, found
