@@ -377,3 +377,13 @@ def test_an_edited_locked_test_cell_is_listed_among_the_flags(tmp_path, monkeypa
     assert saved == {"frank": [f"ex1_test {grade_course.LOCKED_EDITED}"]}
     report = next((tmp_path / "reports").glob(f"{chapter}-2*.txt")).read_text()
     assert f"frank ex1_test: {grade_course.LOCKED_EDITED}" in report
+
+
+def test_quoted_forms_rounds_decimals_and_keeps_percents_and_integers_as_written():
+    """The book's numbers are found by \\d+\\.\\d+ or \\d+%: an integer percent ("30%", chapter 9's and
+    11's model answers) made Decimal raise, and grade_course.py stopped on the whole chapter (the
+    fresh-clone run of s34: 7 errors in test_course_sandbox_models)."""
+    assert grade_course.quoted_forms("1.832") == ["1.832", "1.83", "1.8"]
+    assert grade_course.quoted_forms("0.311") == ["0.311", "0.31"]
+    assert grade_course.quoted_forms("30%") == ["30%"]
+    assert grade_course.quoted_forms("12") == ["12"]

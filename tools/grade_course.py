@@ -1040,8 +1040,11 @@ def quoted_forms(number: str) -> list[str]:
     many other reasons) nor "0.3" of 0.311."""
     from decimal import ROUND_HALF_UP, Decimal
 
-    value = Decimal(number)
     forms = [number]
+    # "30%", "12": nothing to round (a percent made Decimal raise: the fresh-clone run of s34)
+    if not re.fullmatch(r"\d+\.\d+", number):
+        return forms
+    value = Decimal(number)
     for places in range(-value.as_tuple().exponent - 1, 0, -1):
         rounded = str(value.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP))
         if len(rounded.replace(".", "").lstrip("0")) < SIGNIFICANT:
