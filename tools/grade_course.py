@@ -108,6 +108,7 @@ import types
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 import nbformat
 
@@ -3614,13 +3615,29 @@ def pair_flag(other: str, first: str | None) -> str:
     return f"alike with {other}; " + (f"{first} submitted first" if first else "order unknown")
 
 
+class _FlagLists(NamedTuple):
+    """The flag lists read from a chapter's submissions, once per grading run."""
+
+    copy: list[str]
+    code: list[str]
+    book_numbers: list[str]
+    edited: list[str]
+
+
 def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
     """What the teacher must look at after a grading run, printed and saved in the course's
     ``reports/<chapter>-<date>.txt`` (lecturer review s15, M2: a closed terminal lost them), with the
     flagged students in ``reports/<chapter>-flags.json``, which tools/export_grades.py warns about."""
+    # each list read from the submissions once per run, for both the printed report and the flags
+    found = _FlagLists(
+        copy=copy_flags(course, chapter, students),
+        code=code_copy_flags(course, chapter, students),
+        book_numbers=book_numbers_flags(course, chapter, students),
+        edited=edited_locked_cells(course, chapter, students),
+    )
     lines: list[str] = []
     with contextlib.redirect_stdout(_Tee(lines)):
-        _flags(course, chapter, students, results)
+        _flags(course, chapter, students, results, found)
     flagged: dict[str, list[str]] = {}
     for r in results:
         if r.review:
@@ -3632,14 +3649,14 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
     ) in students:  # lecturer review s17, S3: a repair was said in the scrolling output only
         for line in REPAIRED.get(student, {}).values():
             flagged.setdefault(student, []).append(f"notebook repaired: {line}")
-    for line in book_numbers_flags(course, chapter, students):
+    for line in found.book_numbers:
         student, grade_id = line.split(" ", 2)[:2]
         flagged.setdefault(student, []).append(f"{grade_id.rstrip(':')} {BOOK_NUMBERS}")
-    for line in edited_locked_cells(course, chapter, students):  # lecturer review s34, m2
+    for line in found.edited:  # lecturer review s34, m2
         student, rest = line.split(" ", 1)
         flagged.setdefault(student, []).append(rest.replace(":", "", 1))
-    strong, _ = strong_and_weak(copy_flags(course, chapter, students))
-    code = [line for line in code_copy_flags(course, chapter, students) if BY_CHANCE not in line]
+    strong, _ = strong_and_weak(found.copy)
+    code = [line for line in found.code if BY_CHANCE not in line]
     worked, code = split_worked(code)
     if worked_solutions_setting(course) == "flag":  # allowed, or zeroed: nothing to decide
         code = worked + code
@@ -3753,7 +3770,9 @@ def _untimed(course: Path, chapter: str, students: list[str]) -> list[str]:
     return [untimed_warning(name, s) for name, s in found if s in students]
 
 
-def _flags(course: Path, chapter: str, students: list[str], results: list) -> None:
+def _flags(
+    course: Path, chapter: str, students: list[str], results: list, found: _FlagLists
+) -> None:
     """The flags of :func:`_print_flags`, printed."""
     if FLAGGED:
         print(
@@ -3791,7 +3810,7 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
             "allow or ran past a limit; 0 for that exercise, nothing else affected; worth a look):\n  "
             + "\n  ".join(f"{r.student} {r.test}: {' '.join(r.message.split())}" for r in stopped)
         )
-    strong, weak = strong_and_weak(copy_flags(course, chapter, students))
+    strong, weak = strong_and_weak(found.copy)
     if strong:
         print(
             f"possible copies ({len(strong)} likenesses of written answers near-verbatim like the "
@@ -3805,14 +3824,14 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
             f"words, or more at a similarity under {WEAK_RATIO}, often a phrase of the question; "
             "a glance):\n  " + "\n  ".join(weak)
         )
-    edited = edited_locked_cells(course, chapter, students)
+    edited = found.edited
     if edited:  # lecturer review s34, m2: put back silently before
         print(
             f"locked cells edited ({len(edited)}: a test or setup cell the student changed; the "
             "grader ran the original, so it scored nothing, but the edit was deliberate; worth a "
             "look):\n  " + "\n  ".join(edited)
         )
-    quoted = book_numbers_flags(course, chapter, students)
+    quoted = found.book_numbers
     if quoted:  # lecturer review s32, M2
         print(
             f"the book's numbers with no run ({len(quoted)} written answers of an experiment that "
@@ -3836,7 +3855,7 @@ def _flags(course: Path, chapter: str, students: list[str], results: list) -> No
             "student's own numbers: a copy of their answers, or their variant computed; several "
             "students may share a variant):\n  " + "\n  ".join(theirs)
         )
-    code = code_copy_flags(course, chapter, students)
+    code = found.code
     chance = [line for line in code if BY_CHANCE in line]
     code = [line for line in code if BY_CHANCE not in line]
     # the book's worked solution apart from copies between students (lecturer review s32, M1: the
