@@ -3624,17 +3624,21 @@ class _FlagLists(NamedTuple):
     edited: list[str]
 
 
-def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
-    """What the teacher must look at after a grading run, printed and saved in the course's
-    ``reports/<chapter>-<date>.txt`` (lecturer review s15, M2: a closed terminal lost them), with the
-    flagged students in ``reports/<chapter>-flags.json``, which tools/export_grades.py warns about."""
-    # each list read from the submissions once per run, for both the printed report and the flags
-    found = _FlagLists(
+def _read_flag_lists(course: Path, chapter: str, students: list[str]) -> _FlagLists:
+    return _FlagLists(
         copy=copy_flags(course, chapter, students),
         code=code_copy_flags(course, chapter, students),
         book_numbers=book_numbers_flags(course, chapter, students),
         edited=edited_locked_cells(course, chapter, students),
     )
+
+
+def _print_flags(course: Path, chapter: str, students: list[str], results: list) -> None:
+    """What the teacher must look at after a grading run, printed and saved in the course's
+    ``reports/<chapter>-<date>.txt`` (lecturer review s15, M2: a closed terminal lost them), with the
+    flagged students in ``reports/<chapter>-flags.json``, which tools/export_grades.py warns about."""
+    # each list read from the submissions once per run, for both the printed report and the flags
+    found = _read_flag_lists(course, chapter, students)
     lines: list[str] = []
     with contextlib.redirect_stdout(_Tee(lines)):
         _flags(course, chapter, students, results, found)
@@ -3771,9 +3775,15 @@ def _untimed(course: Path, chapter: str, students: list[str]) -> list[str]:
 
 
 def _flags(
-    course: Path, chapter: str, students: list[str], results: list, found: _FlagLists
+    course: Path,
+    chapter: str,
+    students: list[str],
+    results: list,
+    found: _FlagLists | None = None,
 ) -> None:
-    """The flags of :func:`_print_flags`, printed."""
+    """The flags of :func:`_print_flags`, printed; ``found``, the lists it read from the
+    submissions (read here when not given)."""
+    found = found or _read_flag_lists(course, chapter, students)
     if FLAGGED:
         print(
             f"submission time flagged ({len(FLAGGED)}: timestamp.txt over a minute from the exchange's "
