@@ -8,7 +8,8 @@ written from the book's build, so a reader on another machine may compute 0.51 w
 
 ``stated`` and ``holds`` check such a number or claim as the text writes it: when it holds they say
 nothing; when it does not, they print a note saying what the text says and what this run computed,
-instead of stopping the reader's run with an ``AssertionError``. A claim about a time measured in
+instead of stopping the reader's run with an ``AssertionError`` (in a notebook cell, the notes after
+the first of a kind end on "(the same reason)." rather than repeat it). A claim about a time measured in
 the chapter says so (``measured="timing"``), and so does one about a rounding error
 (``measured="rounding"``): the note then gives the reason that fits (times depend on the processor
 and on what else the machine is running; rounding on the floating-point kernels), not training. The
@@ -81,8 +82,28 @@ def holds(claim: bool, text: str, computed: str = "", *, measured: str = "traini
     claim = bool(claim)  # NumPy's bool, from a comparison of NumPy numbers, as Python's
     if not claim:
         got = f" where this run computed {computed}" if computed else ", and this run disagrees"
-        print(f"{NOTE} {text}{got}: {REASONS[measured]}")
+        cell = _cell()
+        if cell is not None and _last_reason.get(measured) == cell:  # said in this cell already
+            print(f"{NOTE} {text}{got}{SAME_REASON}")
+        else:
+            print(f"{NOTE} {text}{got}: {REASONS[measured]}")
+        _last_reason[measured] = cell
     return claim
+
+
+# after the first note of a cell, the next ones of the same kind end here, not on the reason again
+# (readers s35: nine notes in a row, each with the same long reason, were hard to match to the text)
+SAME_REASON = " (the same reason)."
+_last_reason: dict[str, int | None] = {}
+
+
+def _cell() -> int | None:
+    """The number of the notebook cell running now, or None outside IPython."""
+    try:
+        shell = get_ipython()  # type: ignore[name-defined]  # noqa: F821 (IPython's builtin)
+    except NameError:
+        return None
+    return getattr(shell, "execution_count", None)
 
 
 def stated(value, written: str, spec: str, *, measured: str = "training") -> bool:

@@ -22,6 +22,37 @@ def test_a_number_this_run_computes_otherwise_prints_a_note(capsys):
     assert "this run disagrees" in capsys.readouterr().out
 
 
+def test_a_cells_later_notes_of_the_same_kind_do_not_repeat_the_reason(monkeypatch, capsys):
+    """In a notebook cell the first note gives the reason and the next ones of its kind say "(the same
+    reason)."; a new cell, or another kind of number, gives its reason again (readers s35: nine notes
+    in a row, each with the whole reason, were hard to match to the text)."""
+    import builtins
+
+    class Shell:
+        execution_count = 7
+
+    shell = Shell()
+    monkeypatch.setattr(builtins, "get_ipython", lambda: shell, raising=False)
+    monkeypatch.setattr(prose, "_last_reason", {})
+    stated(0.5061, "0.49", ".2f")
+    stated(0.71, "0.70", ".2f")
+    holds(False, "that the tiled loop is slower", measured="timing")
+    shell.execution_count = 8
+    stated(0.5061, "0.49", ".2f")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].endswith(prose.REASONS["training"])
+    assert lines[1] == f"{NOTE} 0.70 where this run computed 0.71{prose.SAME_REASON}"
+    assert lines[2].endswith(prose.REASONS["timing"]) and lines[3].endswith(
+        prose.REASONS["training"]
+    )
+    monkeypatch.delattr(builtins, "get_ipython")  # a script: every note whole
+    stated(0.5061, "0.49", ".2f")
+    stated(0.5061, "0.49", ".2f")
+    assert all(
+        line.endswith(prose.REASONS["training"]) for line in capsys.readouterr().out.splitlines()
+    )
+
+
 def test_a_timing_or_rounding_claim_gives_its_own_reason(capsys):
     """A time depends on the machine and its load, a rounding error on the kernels: not on training."""
     claim = "that the tiled loop is slower than the plain attention at T = 256 and 512"

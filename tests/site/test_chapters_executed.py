@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 import chapter_cache  # noqa: E402
 
-from lib.prose import NOTE, REASONS, on_text_processor  # noqa: E402
+from lib.prose import NOTE, REASONS, SAME_REASON, on_text_processor  # noqa: E402
 
 # a tqdm line: "desc: 100%|####| 40/40 [00:01<00:00, 25.3it/s]"
 PROGRESS_BAR = re.compile(r"\d+%\|.*\| *\d+/\d+")
@@ -83,10 +83,12 @@ def test_the_build_ran_the_current_chapter_top_to_bottom_without_error(site, pat
         notes = [o.text for o in cell.outputs if o.output_type == "stream" and NOTE in o.text]
         if on_text_processor():
             assert not notes, f"{path.name}: the text and this build's run disagree: {notes[0]}"
-        for line in (line for text in notes for line in text.splitlines() if NOTE in line):
-            assert line.startswith(NOTE) and line.endswith(tuple(REASONS.values())), (
-                f"{path.name}: not a note of lib.prose: {line}"
-            )
+        # the first note of a cell gives its reason; the next ones may end on "(the same reason)."
+        lines = [line for text in notes for line in text.splitlines() if NOTE in line]
+        for i, line in enumerate(lines):
+            assert line.startswith(NOTE) and (
+                line.endswith(tuple(REASONS.values())) or (i > 0 and line.endswith(SAME_REASON))
+            ), f"{path.name}: not a note of lib.prose: {line}"
         # Nothing a reader sees comes from stderr: a warning (matplotlib's findfont when its font
         # cache is broken, a deprecation, torch's UserWarning) lands on the page as a block of text.
         # Progress bars (tqdm writes them to stderr) are the only stderr a chapter may print.
