@@ -119,3 +119,13 @@ def test_a_wrapper_around_the_library_is_refused():
     with pytest.raises(ExerciseFailed, match="library's relative_rotation"):
         ch08.check_sinusoidal(_right_table, namespace["my_rotation"])
     assert set(ch08.REFUSALS) == {"check_sinusoidal"}
+
+
+@pytest.mark.parametrize("guess", [100, 1000, 2 * math.pi * 100])
+def test_a_blind_wavelength_guess_is_not_given_the_answer(guess):
+    # review s35 point 4: a first, blind guess got the formula 2 pi base^(2i/d), nearly the answer
+    with pytest.raises(ExerciseFailed) as failed:
+        ch08.check_small_base(guess, False)
+    message = str(failed.value)
+    assert "2 pi base^" not in message and "100^(126/128)" not in message, message
+    assert "last_wavelength" in message

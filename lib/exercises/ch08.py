@@ -409,7 +409,7 @@ def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
         if not near(w, right, 0.01):
             if near(w, 2 * math.pi * BASE, 0.01):
                 fail(
-                    f"last_wavelength = {fmt(w)} is 2 pi x 100, the limit for a very wide table. The last pair is i = 63, with exponent 2i/d = 126/128: 2 pi x 100^(126/128)."
+                    f"last_wavelength = {fmt(w)} is 2 pi x 100, the limit for a very wide table. The last pair is i = 63, and its exponent 2i/d is 126/128, not 1."
                 )
             if near(w, _last_wavelength(10000), 0.01):
                 fail(
@@ -428,7 +428,7 @@ def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
                     f"last_wavelength = {fmt(w)} is the wavelength of the first pair (frequency 1), not the last."
                 )
             fail(
-                f"last_wavelength = {fmt(w)} is not it. Pair i turns at 1 / base^(2i/d) radians per position, so its wavelength is 2 pi base^(2i/d) positions."
+                f"last_wavelength = {fmt(w)} is not it. Start from the frequency w_i of pair i in the section The sinusoidal table, with base 100 in place of 10000: which i is the last pair, and how many positions does one full turn take?"
             )
     if distant_collision is not None:
         if expect_bool(distant_collision, "distant_collision"):
