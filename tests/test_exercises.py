@@ -1400,8 +1400,10 @@ def test_the_blind_model_is_checked_before_the_predictions():
     with pytest.raises(ExerciseFailed, match="blind_model should be your trained Captioner"):
         ch05.check_without_positions(3, True, "blind_model", model)
     untrained = _blind_captioner()
+    with pytest.raises(ExerciseFailed, match="model, the chapter's trained captioner, is not"):
+        ch05.check_without_positions(3, True, untrained)  # outside a notebook, no model
     with pytest.raises(ExerciseFailed, match="model should be the chapter's trained Captioner"):
-        ch05.check_without_positions(3, True, untrained)
+        ch05.check_without_positions(3, True, untrained, "model")
     with pytest.raises(ExerciseFailed, match="are the same captioner"):
         ch05.check_without_positions(3, True, untrained, untrained)
     with pytest.raises(ExerciseFailed, match="has lost its row and column embeddings"):
@@ -1417,6 +1419,24 @@ def test_the_blind_model_is_checked_before_the_predictions():
         untrained.encoder.row_embedding.weight[0, 0] = 1.0
     with pytest.raises(ExerciseFailed, match="still has row and column embeddings"):
         ch05.check_without_positions(3, True, untrained, model)
+
+
+def test_the_chapters_model_is_read_from_the_notebook_when_not_passed():
+    """The check cell passes the exercise's three names; the chapter's model is the kernel's."""
+    from types import SimpleNamespace
+
+    import IPython
+
+    blind, model = _blind_captioner(), _blind_captioner(blind=False)
+    chapter = {1: 86 / 88, 2: 92 / 104, 3: 73 / 108}
+    scores = {id(blind): {1: 86 / 88, 2: 85 / 104, 3: 40 / 108}, id(model): chapter}
+    shell = SimpleNamespace(user_ns={"model": model})
+    with (
+        mock.patch.object(IPython, "get_ipython", return_value=shell),
+        mock.patch.object(ch05, "exact_by_shapes", side_effect=lambda m: scores[id(m)]),
+    ):
+        verdict = ch05.check_without_positions(3, True, blind)
+    assert verdict.passed and "loses 0, 7, 31 points" in verdict.message
 
 
 def test_exact_by_shapes_is_the_chapters_measure():

@@ -13,6 +13,7 @@ solution computes it.
 from __future__ import annotations
 
 import numbers
+import sys
 from typing import Any
 
 import torch
@@ -87,6 +88,19 @@ def _captioner(value: Any, name: str, what: str) -> Any:
     return value
 
 
+def _chapter_model(model: Any) -> Any:
+    """``model`` if given, or else the chapter's captioner ``model`` of the notebook's kernel (the
+    check cell passes only the exercise's three names)."""
+    if model is None:
+        shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
+        model = getattr(shell, "user_ns", {}).get("model")
+    if model is None:
+        fail(
+            "model, the chapter's trained captioner, is not defined: run the chapter's cells from the top (the section 'Show, attend and tell' trains it), or pass it, check_without_positions(..., model=model)."
+        )
+    return model
+
+
 def _blind_drops(blind_model: Any, model: Any) -> dict[int, float]:
     """The points of exactly right captions ``blind_model`` loses against ``model``, the reader's
     own chapter captioner (both measured here), by number of shapes, once ``blind_model`` is known
@@ -99,8 +113,10 @@ def _blind_drops(blind_model: Any, model: Any) -> dict[int, float]:
         fail(
             "blind_model still has row and column embeddings: set blind_model.encoder.row_embedding.weight and blind_model.encoder.col_embedding.weight to zero and freeze them (requires_grad_(False)) before training it."
         )
-    _captioner(
-        model, "model", "the chapter's trained Captioner, the one blind_model is compared with"
+    model = _captioner(
+        _chapter_model(model),
+        "model",
+        "the chapter's trained Captioner, the one blind_model is compared with",
     )
     if model is blind_model:
         fail(
@@ -135,7 +151,7 @@ def check_without_positions(
     the captions whose exact-match rate falls most, and ``two_shapes_lose_5`` (True/False): do the
     captions with two shapes lose more than 5 points of exactly right captions against the chapter's
     captioner? The drops are measured on ``blind_model`` against ``model``, the chapter's captioner
-    as the reader's own run trained it (:func:`exact_by_shapes`, about a second each): the predictions
+    as the reader's own run trained it (by default the notebook's ``model``) (:func:`exact_by_shapes`, about a second each): the predictions
     are judged only once the experiment is run (reader s28, ch05, 3), and the points are those of
     the reader's run, not of the book's (reader s35, ch05, 1)."""
     if suffers_most is None and two_shapes_lose_5 is None:
