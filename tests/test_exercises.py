@@ -1422,21 +1422,19 @@ def test_the_blind_model_is_checked_before_the_predictions():
 
 
 def test_the_chapters_model_is_read_from_the_notebook_when_not_passed():
-    """The check cell passes the exercise's three names; the chapter's model is the kernel's."""
-    from types import SimpleNamespace
-
-    import IPython
-
+    """The check cell passes the exercise's three names; the chapter's model is the one of the
+    namespace the check cell runs in (``__main__``: a notebook's kernel, or the course grader's
+    sandbox, which has no IPython)."""
     blind, model = _blind_captioner(), _blind_captioner(blind=False)
     chapter = {1: 86 / 88, 2: 92 / 104, 3: 73 / 108}
     scores = {id(blind): {1: 86 / 88, 2: 85 / 104, 3: 40 / 108}, id(model): chapter}
-    shell = SimpleNamespace(user_ns={"model": model})
-    with (
-        mock.patch.object(IPython, "get_ipython", return_value=shell),
-        mock.patch.object(ch05, "exact_by_shapes", side_effect=lambda m: scores[id(m)]),
-    ):
-        verdict = ch05.check_without_positions(3, True, blind)
-    assert verdict.passed and "loses 0, 7, 31 points" in verdict.message
+    cell = {"__name__": "__main__", "model": model, "blind": blind, "ch05": ch05}
+    with mock.patch.object(ch05, "exact_by_shapes", side_effect=lambda m: scores[id(m)]):
+        exec("verdict = ch05.check_without_positions(3, True, blind)", cell)
+        assert cell["verdict"].passed and "loses 0, 7, 31 points" in cell["verdict"].message
+        del cell["model"]
+        with pytest.raises(ExerciseFailed, match="model, the chapter's trained captioner"):
+            exec("ch05.check_without_positions(3, True, blind)", cell)
 
 
 def test_exact_by_shapes_is_the_chapters_measure():

@@ -91,9 +91,12 @@ def _captioner(value: Any, name: str, what: str) -> Any:
 def _chapter_model(model: Any) -> Any:
     """``model`` if given, or else the chapter's captioner ``model`` of the notebook's kernel (the
     check cell passes only the exercise's three names)."""
-    if model is None:
-        shell = getattr(sys.modules.get("IPython"), "get_ipython", lambda: None)()
-        model = getattr(shell, "user_ns", {}).get("model")
+    frame = sys._getframe(1)
+    while model is None and frame is not None:  # the check cell's namespace: the notebook's, or the
+        if frame.f_globals.get("__name__") == "__main__":  # course grader's sandbox's
+            model = frame.f_globals.get("model")
+            break
+        frame = frame.f_back
     if model is None:
         fail(
             "model, the chapter's trained captioner, is not defined: run the chapter's cells from the top (the section 'Show, attend and tell' trains it), or pass it, check_without_positions(..., model=model)."
