@@ -834,30 +834,36 @@ def test_student_edition_runs_top_to_bottom_before_anything_is_written(student_e
 
 from lib.exercises import ch05, ch06, ch07, ch08, ch09  # noqa: E402
 
-# The book's run without positions: exactly right captions with 1, 2 and 3 shapes (86 of 88, 85 of
-# 104, 29 of 108): 0, 11 and 45 points below the chapter's captioner (ch05.BOOK_RIGHT).
+# The book's run: exactly right captions with 1, 2 and 3 shapes, for the chapter's captioner (86 of
+# 88, 96 of 104, 78 of 108) and without positions (86 of 88, 85 of 104, 29 of 108): 0, 11 and 45
+# points lost.
+BOOK_CHAPTER = {1: 86 / 88, 2: 96 / 104, 3: 78 / 108}
 BOOK_BLIND = {1: 86 / 88, 2: 85 / 104, 3: 29 / 108}
 
 
-def _blind_captioner():
-    """A Captioner with its row and column embeddings at zero, as exercise 2's blind_model (untrained)."""
+def _blind_captioner(blind=True):
+    """A Captioner (untrained) with its row and column embeddings at zero, as exercise 2's
+    blind_model; with ``blind=False``, as the chapter's model."""
     from lib.captioning import Captioner
     from lib.data.shapes import VOCAB
 
     torch.manual_seed(0)
     m = Captioner(len(VOCAB), d_feature=64, d_emb=32, d_hidden=64, d_attn=32)
-    with torch.no_grad():
-        m.encoder.row_embedding.weight.zero_()
-        m.encoder.col_embedding.weight.zero_()
+    if blind:
+        with torch.no_grad():
+            m.encoder.row_embedding.weight.zero_()
+            m.encoder.col_embedding.weight.zero_()
     return m
 
 
-def ch05_without_positions(suffers_most, two_shapes_lose_5, measured=None):
-    """check_without_positions given a blind_model whose exactly right captions by number of shapes
-    are ``measured`` (the book's run by default): its evaluation replaced, since training takes
-    minutes (the chapter's solution runs the real one)."""
-    with mock.patch.object(ch05, "exact_by_shapes", return_value=measured or BOOK_BLIND):
-        return ch05.check_without_positions(suffers_most, two_shapes_lose_5, _blind_captioner())
+def ch05_without_positions(suffers_most, two_shapes_lose_5, measured=None, chapter=None):
+    """check_without_positions given a blind_model and the chapter's model whose exactly right
+    captions by number of shapes are ``measured`` and ``chapter`` (the book's run by default): the
+    evaluation replaced, since training takes minutes (the chapter's solution runs the real one)."""
+    blind, model = _blind_captioner(), _blind_captioner(blind=False)
+    scores = {id(blind): measured or BOOK_BLIND, id(model): chapter or BOOK_CHAPTER}
+    with mock.patch.object(ch05, "exact_by_shapes", side_effect=lambda m: scores[id(m)]):
+        return ch05.check_without_positions(suffers_most, two_shapes_lose_5, blind, model)
 
 
 LATER = [
@@ -1371,23 +1377,73 @@ def test_shape_predictions_are_judged_against_the_readers_own_model():
     assert "loses 0, 3, 45 points" in ch05_without_positions(3, False, close).message
 
 
+def test_the_points_lost_are_measured_against_the_readers_own_chapter_model():
+    """Reader s35, ch05, 1: the points lost are those against the chapter's model of the reader's
+    run, not against the book's stored numbers. The reader's run: the chapter's model 86 of 88, 92 of
+    104, 73 of 108 right; blind_model 86, 85, 40: 0, 7 and 31 points (against the book's 96 and 78:
+    11 and 35)."""
+    chapter = {1: 86 / 88, 2: 92 / 104, 3: 73 / 108}
+    blind = {1: 86 / 88, 2: 85 / 104, 3: 40 / 108}
+    verdict = ch05_without_positions(3, True, blind, chapter)
+    assert verdict.passed and "loses 0, 7, 31 points" in verdict.message
+    # near the 5-point line the answer follows the reader's model: 4 of 104 lost is False
+    near = {**chapter, 2: 89 / 104}
+    assert ch05_without_positions(3, False, blind, near).passed
+    with pytest.raises(ExerciseFailed, match="two_shapes_lose_5: your prediction"):
+        ch05_without_positions(3, True, blind, near)
+
+
 def test_the_blind_model_is_checked_before_the_predictions():
-    """blind_model must be a Captioner, without its embeddings, and trained."""
+    """blind_model must be a Captioner, without its embeddings, and trained; model, the chapter's
+    captioner, another one, with its embeddings, and trained."""
+    model = _blind_captioner(blind=False)
     with pytest.raises(ExerciseFailed, match="blind_model should be your trained Captioner"):
-        ch05.check_without_positions(3, True, "blind_model")
+        ch05.check_without_positions(3, True, "blind_model", model)
     untrained = _blind_captioner()
+    with pytest.raises(ExerciseFailed, match="model, the chapter's trained captioner, is not"):
+        ch05.check_without_positions(3, True, untrained)  # outside a notebook, no model
+    with pytest.raises(ExerciseFailed, match="model should be the chapter's trained Captioner"):
+        ch05.check_without_positions(3, True, untrained, "model")
+    with pytest.raises(ExerciseFailed, match="are the same captioner"):
+        ch05.check_without_positions(3, True, untrained, untrained)
+    with pytest.raises(ExerciseFailed, match="has lost its row and column embeddings"):
+        ch05.check_without_positions(3, True, untrained, _blind_captioner())
     with pytest.raises(ExerciseFailed, match="0% of the one-shape captions"):
-        ch05.check_without_positions(3, True, untrained)  # the real evaluation: about a second
+        ch05.check_without_positions(3, True, untrained, model)  # the real evaluation: a second
+    with mock.patch.object(
+        ch05, "exact_by_shapes", side_effect=lambda m: BOOK_BLIND if m is untrained else {1: 0.0}
+    ):
+        with pytest.raises(ExerciseFailed, match="model gets only 0%.*train it"):
+            ch05.check_without_positions(3, True, untrained, model)
     with torch.no_grad():
         untrained.encoder.row_embedding.weight[0, 0] = 1.0
     with pytest.raises(ExerciseFailed, match="still has row and column embeddings"):
-        ch05.check_without_positions(3, True, untrained)
+        ch05.check_without_positions(3, True, untrained, model)
+
+
+def test_the_chapters_model_is_read_from_the_notebook_when_not_passed():
+    """The check cell passes the exercise's three names; the chapter's model is the one of the
+    namespace the check cell runs in (``__main__``: a notebook's kernel, or the course grader's
+    sandbox, which has no IPython)."""
+    blind, model = _blind_captioner(), _blind_captioner(blind=False)
+    chapter = {1: 86 / 88, 2: 92 / 104, 3: 73 / 108}
+    scores = {id(blind): {1: 86 / 88, 2: 85 / 104, 3: 40 / 108}, id(model): chapter}
+    cell = {"__name__": "__main__", "model": model, "blind": blind, "ch05": ch05}
+    with mock.patch.object(ch05, "exact_by_shapes", side_effect=lambda m: scores[id(m)]):
+        exec("verdict = ch05.check_without_positions(3, True, blind)", cell)
+        assert cell["verdict"].passed and "loses 0, 7, 31 points" in cell["verdict"].message
+        del cell["model"]
+        with pytest.raises(ExerciseFailed, match="model, the chapter's trained captioner"):
+            exec("ch05.check_without_positions(3, True, blind)", cell)
 
 
 def test_exact_by_shapes_is_the_chapters_measure():
-    """The test images' captions by number of shapes: 88, 104 and 108 (ch05.BOOK_RIGHT's counts);
-    an untrained model gets none right."""
-    assert [n for _, n in ch05.BOOK_RIGHT.values()] == [88, 104, 108]
+    """The test images' captions by number of shapes: 88, 104 and 108 (the counts of the book's
+    run in BOOK_CHAPTER); an untrained model gets none right."""
+    from lib.data import shapes
+
+    images = shapes.generate_images(300, seed=1)
+    assert [sum(len(ex.items) == k for ex in images) for k in (1, 2, 3)] == [88, 104, 108]
     assert ch05.exact_by_shapes(_blind_captioner()) == {1: 0.0, 2: 0.0, 3: 0.0}
 
 
