@@ -238,6 +238,8 @@ PREDICTIONS_WRONG = [
     ((17_683_968 - 1024, None), "the bias of the projection"),
     ((17_683_968 - 2048, None), "the projection from E = 128 to H = 1024 (1,024 numbers). And"),
     ((17_683_968 + 2 * 896, None), "the segment embeddings 1,024 wide"),
+    # review s35: one bias of width H counted twice, not BERT's vocabulary and no position embeddings
+    ((17_684_992, None), "1,024 too large, the size of one bias of width H"),
     ((17_683_968 + 50_000, None), "too large by 0.3%"),
     # review of chapter 16: BERT's embeddings, every one 1,024 wide, and no projection
     ((17_683_968 + 30_516 * 896 - 132_096, None), "you counted BERT's embeddings"),
@@ -316,3 +318,12 @@ def test_check_albert_prediction_names_each_part_once():
     message = str(failed.value)
     assert "the bias of the projection" in message and message.count("the pooler") == 1
     assert " Or" not in message
+
+
+def test_an_extra_bias_is_not_read_as_a_compound_mistake():
+    # review of chapter 16 (s35): 17,684,992 equals BERT's vocabulary plus no position and segment
+    # embeddings (522 x 128 - 514 x 128), but one bias of width H counted twice is the simpler reading
+    with pytest.raises(ExerciseFailed) as failed:
+        ch16.check_albert_prediction(17_684_992, None)
+    message = str(failed.value)
+    assert "30,522" not in message and "position" not in message and " And" not in message

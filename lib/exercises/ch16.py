@@ -297,7 +297,8 @@ def albert_counts() -> dict[str, int]:
 # of the model it touches, and what the checker says about it. Two mistakes that touch the same part
 # (the pooler and the pooler's bias, say) cannot both be made: a combination of them is no diagnosis.
 # Parts of the same size (the segment embeddings and the LayerNorm, the projection's bias and the
-# pooler's) give the same count: the message then names both.
+# pooler's) give the same count: the message then names both. A bias of width H too many touches every
+# part, so it is only ever diagnosed alone (review s35: 17,684,992 was read as two mistakes not made).
 def _size_mistakes(V: int, E: int, H: int) -> list[tuple[int, set, str]]:
     """The mistakes for a vocabulary V, embeddings of width E and layers of width H."""
     projection, pooler, layer = E * H + H, H * H + H, 12 * H * H + 13 * H
@@ -344,6 +345,12 @@ def _size_mistakes(V: int, E: int, H: int) -> list[tuple[int, set, str]]:
             f"you left out the position embeddings (512 rows of width E = {E}).",
         ),
         (-2 * E, {"segment"}, f"you left out the segment embeddings (2 rows of width E = {E})."),
+        (  # one slip that some combinations of two or three other mistakes add up to as well
+            H,
+            {"token", "projection", "projection bias", "position", "segment", "layernorm"}
+            | {"layer", "pooler", "pooler bias"},
+            f"your count is {H:,} too large, the size of one bias of width H = {H:,}: did you count a bias twice, or one that the model does not have?",
+        ),
         (
             -2 * E,
             {"layernorm"},
