@@ -555,6 +555,9 @@ def parts(statement: str) -> list[str]:
     # "Which digit does it get right, and why ...?" asks two questions: one part each (not "..., and
     # how well?": the second clause needs three words)
     asked = [q for a in asked for q in re.split(AND_ASK, a)]
+    # each part a sentence of its own: "what does that say ...?" cut from "..., and what does that
+    # say ...?" starts with a capital (lecturer review s35, m2)
+    asked = [q[0].upper() + q[1:] if q[:1].islower() else q for q in asked]
     # "Then measure it (...), write your classifier as `c`, and explain the result with ...": the
     # question is the clause that asks to explain, not the code cell's instructions before it
     # (lecturer review s22, M3)
@@ -710,6 +713,9 @@ def graded_parts(
         question += [f"{i}. {q}" for i, q in enumerate(asked, 1)] + [""]
     lines = [
         *question[:-1],
+        # after a numbered list, a blank line: the sentence is not glued onto its last item
+        # (lecturer review s35, m2)
+        *([""] if len(asked) > 1 else []),
         question[-1]
         + (" " if len(asked) == 1 else "")
         + f"Answer in the cell below, in a few sentences ({worth})."
