@@ -537,3 +537,48 @@ def test_a_reviewed_cells_feedback_names_its_one_offence_and_its_grade(tmp_path,
     import instructor_notes
 
     assert instructor_notes.held(out.evalue)  # still counted apart from the named mistakes
+
+
+def test_feedback_too_early_is_refused_before_the_graders_start_up(tmp_path, monkeypatch):
+    """``grade_course.py --feedback`` before the late period ends refuses before it imports torch
+    (lecturer review s35, m3: the refusal came after a minute or more of start-up). A torch that
+    cannot be imported shows it: the refusal comes all the same."""
+    import datetime as dt
+    import os
+    import subprocess
+
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    db = tmp_path / "gradebook.db"  # (the gradebook runs alembic, in the environment's bin)
+    (tmp_path / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.db_url = "sqlite:///{db}"\n'
+    )
+    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.add_assignment(CH2, duedate=now + dt.timedelta(days=2))
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "torch.py").write_text("raise ImportError('torch imported before the date check')\n")
+    env = dict(os.environ, PYTHONPATH=str(fake))
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "grade_course.py"), CH2, "--feedback"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "not yet time for feedback" in done.stdout
+    assert "Nothing done (--force gives the feedback now)." in done.stdout
+    # --force goes on to the whole tool, which imports torch (here the fake one, which stops it)
+    forced = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "grade_course.py"), CH2, "--feedback", "--force"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "torch imported before the date check" in forced.stderr

@@ -478,3 +478,47 @@ def test_a_0_point_prediction_computed_is_a_flag_not_a_grade_to_give():
     one = grade_course.Result("eve", "ex2_test", 1.0, 1.0, right, 0.1)
     one = grade_course.prediction_review(one, exercise, computed, earlier)
     assert "It gets 0 until the teacher grades it (1 of 1 points without it)" in one.message
+
+
+def test_chapter_3s_exercise_3_is_a_prediction_in_a_graded_course():
+    """Its answers are two sets of six names: a live check worth points is an oracle (a blind search
+    finds them in 68 calls), so a graded course records them and checks them at collection
+    (lecturer review s35, M1)."""
+    chapter = "03_scoring_functions"
+    graded, exercises = _course(chapter, True)
+    ex3 = next(e for e in exercises if e["number"] == 3)
+    test = next(c for c in graded.cells if c.metadata["nbgrader"].get("grade_id") == ex3["test"])
+    assert test.metadata["nbgrader"]["points"] == make_course.POINTS["prediction"]
+    assert make_course.RECORDED in test.source and "check_unit_length(" not in test.source
+    assert "check_unit_length" not in _code(graded).replace(test.source, "")
+    text = " ".join(_statement(graded, 3).split())
+    assert "Predict, check" not in text and make_course.PREDICTION_COURSE in text
+    practice, exercises = _course(chapter, False)
+    assert next(e for e in exercises if e["number"] == 3)["points"] == 3  # live there, 2 + 1
+    assert "check_unit_length(identical, unchanged)" in _code(practice)
+
+
+CHAPTERS = sorted(p.stem for p in (ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb"))
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_no_cell_of_a_graded_prediction_sends_the_student_to_the_library(chapter):
+    """The rewrite of a prediction's statement reaches every cell of the exercise the student sees:
+    chapter 9's written part still said "Check your predictions with `count_parameters`" and gave the
+    configuration that answers (a) (lecturer review s35, m1)."""
+    graded, exercises = _course(chapter, True)
+    recorded = {e["number"] for e in exercises if e["test"] and _recorded(graded, e["test"])}
+    for cell in graded.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        number = grade_id[2:].split("_")[0] if grade_id.startswith("ex") else ""
+        if not number.isdigit() or int(number) not in recorded or cell.cell_type != "markdown":
+            continue
+        student = cell.source.split("=== BEGIN MARK SCHEME ===")[0]
+        assert not make_course.CHECK_WITH.search(student), (chapter, grade_id, student[:300])
+        assert not make_course.CHECK_THEN.search(student), (chapter, grade_id, student[:300])
+        assert "Predict, check" not in student, (chapter, grade_id)
+
+
+def _recorded(course, grade_id: str) -> bool:
+    cell = next(c for c in course.cells if c.metadata["nbgrader"].get("grade_id") == grade_id)
+    return make_course.RECORDED in cell.source

@@ -101,7 +101,7 @@ def test_a_named_claim_that_the_model_answer_lost_stops_make_course():
         4, STATEMENT, model, [["Long rows win"], ["Their length"]], "99, exercise 4"
     )
     assert points == 2 and graded[1] == (
-        "why do they win?",
+        "Why do they win?",
         ["Their length scales the score."],
         True,
     )
@@ -294,7 +294,7 @@ def test_a_written_part_is_its_question_not_the_code_cells_orders():
     assert questions["13"][2][0] == "Explain the result with the causal mask."
     assert questions["10"][2][1] == "Explain with what happens to *The*, *the* and *THE*."
     assert questions["10"][2][0].endswith("lower-cased run?")  # a question keeps its mark
-    assert questions["10"][1][1] == "which one does less work for a long list of merges?"
+    assert questions["10"][1][1] == "Which one does less work for a long list of merges?"
 
 
 def test_chapter_15_exercise_2s_point_says_which_separates_better():
@@ -552,3 +552,23 @@ def test_a_model_answers_list_is_split_into_its_items():
         if c.metadata.get("nbgrader", {}).get("grade_id") == "ex3_rubric"
     )
     assert "\n- **cosine** does not change at all: it divides by both lengths" in rubric
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS)
+def test_a_written_parts_questions_are_sentences_and_the_list_ends_before_the_next_line(chapter):
+    """Each question of a written part starts with a capital (chapter 3's "2. what does that say
+    ...?", cut from "..., and what does that say ...?"), and the sentence after a numbered list is a
+    paragraph of its own, not glued onto the list's last item (lecturer review s35, m2)."""
+    course, _ = _course(chapter)
+    for cell in course.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id", "")
+        if cell.cell_type != "markdown" or not grade_id.endswith("_rubric"):
+            continue
+        student = cell.source.split(make_course.MARK_BEGIN)[0]
+        lines = student.splitlines()
+        for i, line in enumerate(lines):
+            item = re.match(r"\d+\. (\S)", line)
+            if item:
+                assert not item.group(1).islower(), (chapter, grade_id, line)
+            if re.match(r"\d+\. ", line) and i + 1 < len(lines) and lines[i + 1].strip():
+                assert re.match(r"\d+\. ", lines[i + 1]), (chapter, grade_id, lines[i + 1][:80])

@@ -354,3 +354,23 @@ def test_the_class_questions_read_as_a_slide_and_as_the_course_titles_them():
     for chapter in ("02", "07", "13", "16", "17"):
         for q in _class_questions(chapter).values():
             assert not re.search(r"[?!]\.\*\*", q) and "cell below" not in q, q
+
+
+def test_the_teachers_page_names_every_deck_the_answer_free_flag_cuts():
+    """The page's list of decks that ``--exclude-answers`` cuts is make_slides' own table, and each of
+    them is described: chapter 3's was missing (lecturer review s35, m5)."""
+    page = " ".join(
+        (Path(__file__).resolve().parents[1] / "book" / "teachers.md").read_text().split()
+    )
+    found = re.search(
+        r"The flag cuts the decks of chapters ([\d, and]+) \(the table `ANSWERS`", page
+    )
+    assert found, "the page's sentence listing the decks --exclude-answers cuts"
+    listed = [int(n) for n in re.findall(r"\d+", found.group(1))]
+    assert listed == sorted(int(c[:2]) for c in make_slides.ANSWERS)
+    for number in listed:
+        assert re.search(
+            rf"Chapter {number}'s (?:and chapter \d+'s )?decks? (?:loses|also answers|state)", page
+        ) or re.search(rf"chapter {number}'s (?:deck|sentence|table)", page), (
+            f"the page does not say what chapter {number}'s answer-free deck leaves out"
+        )

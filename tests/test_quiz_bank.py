@@ -32,6 +32,18 @@ def _softmax(xs):
 
 # the answer of each numeric question from its drawn numbers, by the formula (no library)
 FORMULAS = {
+    # v . tanh(a + b), Bahdanau's additive score from W s and U h
+    "q04_additive_score": lambda p: sum(
+        v * math.tanh(a + b) for v, a, b in zip(p["v"], p["a"], p["b"])
+    ),
+    "q04_beam_candidates": lambda p: p["k"] * p["V"],  # k hypotheses x V words
+    # (x_j - mean) / sqrt(population variance + 1e-5)
+    "q09_layer_norm": lambda p: (p["x"][p["j"]] - sum(p["x"]) / 4)
+    / math.sqrt(sum((x - sum(p["x"]) / 4) ** 2 for x in p["x"]) / 4 + 1e-5),
+    # Vaswani et al.'s schedule, in units of 1e-4
+    "q09_warmup_lr": lambda p: 1e4
+    * p["d"] ** -0.5
+    * min(p["step"] ** -0.5, p["step"] * p["warmup"] ** -1.5),
     "q01_vanishing": lambda p: p["gain"] ** p["k"],  # one factor per step
     # 6ND: D = steps x sequences x tokens, in units of 10^18
     "q16_pretraining_flops": lambda p: 6 * p["N"] * p["steps"] * p["B"] * p["T"] / 1e18,
@@ -482,7 +494,7 @@ def test_the_page_says_how_few_questions_a_chapter_keeps_without_the_repeats():
 
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     kept = Counter(n[1:3] for n in qb.QUESTIONS if n not in qb.EXERCISE_REPEATS)
-    counted = {f"{c:02d}" for c in [1, 2, 3, *range(6, 19)]}
+    counted = {f"{c:02d}" for c in [1, 2, 3, 4, *range(6, 19)]}
     none = sorted(int(c) for c in counted if not kept[c])
     assert set(kept) <= counted and {kept[c] for c in kept} == {1, 2}
     said = f"a chapter has one or two questions (chapters {', '.join(map(str, none[:-1]))} and {none[-1]} none)"

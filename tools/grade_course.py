@@ -117,6 +117,35 @@ import nbformat
 warnings.filterwarnings("ignore", message="Cell is missing an id field")
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]  # the clone's library and checkers
+
+
+def _feedback_refused_first(argv: list[str]) -> int | None:
+    """``--feedback`` before the late period ends, without ``--force``: the refusal, said before the
+    grader's start-up (torch and the book's kernels; lecturer review s35, m3: it came after a minute
+    or more). The exit status (2) when refused, None otherwise (the whole tool runs)."""
+    if "--feedback" not in argv or "--force" in argv:
+        return None
+    early_parser = argparse.ArgumentParser(add_help=False)
+    early_parser.add_argument("chapter", nargs="?")
+    early_parser.add_argument("--course", type=Path)
+    known, _ = early_parser.parse_known_args(argv)
+    if not known.chapter:
+        return None  # the whole parser says what is missing
+    course = known.course or (Path(".") if Path("nbgrader_config.py").exists() else Path("course"))
+    try:
+        from term_plan import feedback_too_early
+
+        early = feedback_too_early(course.resolve(), known.chapter.removesuffix(".ipynb"))
+    except Exception:  # noqa: BLE001 (any trouble: the whole tool runs and says it)
+        return None
+    if not early:
+        return None
+    print(f"{early}.\nNothing done (--force gives the feedback now).")
+    return 2
+
+
+if __name__ == "__main__" and (_refused := _feedback_refused_first(sys.argv[1:])) is not None:
+    raise SystemExit(_refused)
 import grading_marker  # noqa: E402
 from sandbox import read_exact, transform, use_book_kernels  # noqa: E402 (as the child does)
 

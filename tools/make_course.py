@@ -169,6 +169,7 @@ CHECK_WITH = re.compile(
 CHECK_THEN = re.compile(
     r"(?<=[.?!:]\s)(?:Then\s+)?[Cc]heck\s+(?:them|both|your\s+predictions?)\s*[;,]\s*then\s+(\w)"
 )
+PREDICT_CHECK = re.compile(r"\b(Predict),\s+check,\s+and\s+")  # "Predict, check, and explain ..."
 CHECKER_NOTE = re.compile(r"\s*\(the checker checks [^)]*\)")
 PREDICTION_COURSE = (
     "**In this course.** What the cell below asks for is checked when your work is collected, not in"
@@ -554,6 +555,9 @@ def parts(statement: str) -> list[str]:
     # "Which digit does it get right, and why ...?" asks two questions: one part each (not "..., and
     # how well?": the second clause needs three words)
     asked = [q for a in asked for q in re.split(AND_ASK, a)]
+    # each part a sentence of its own: "what does that say ...?" cut from "..., and what does that
+    # say ...?" starts with a capital (lecturer review s35, m2)
+    asked = [q[0].upper() + q[1:] if q[:1].islower() else q for q in asked]
     # "Then measure it (...), write your classifier as `c`, and explain the result with ...": the
     # question is the clause that asks to explain, not the code cell's instructions before it
     # (lecturer review s22, M3)
@@ -709,6 +713,9 @@ def graded_parts(
         question += [f"{i}. {q}" for i, q in enumerate(asked, 1)] + [""]
     lines = [
         *question[:-1],
+        # after a numbered list, a blank line: the sentence is not glued onto its last item
+        # (lecturer review s35, m2)
+        *([""] if len(asked) > 1 else []),
         question[-1]
         + (" " if len(asked) == 1 else "")
         + f"Answer in the cell below, in a few sentences ({worth})."
@@ -886,7 +893,11 @@ def course_notebook(
     # check keeps its points, for the code (lecturer review s22, S4)
     with_code = _measured(chapter, "MEASURED_WITH_CODE")
     # a graded course's notebook does not import the prediction checkers (lecturer review s16, S4)
-    unimported = _prediction_checkers(nb, measured) if predictions_at_collection else set()
+    # exercises whose answers are predictions over a small answer space, whatever their title says
+    predicted = _measured(chapter, "PREDICTED")
+    unimported = (
+        _prediction_checkers(nb, measured, predicted) if predictions_at_collection else set()
+    )
     cells, exercises, current = [], [], None
     used: set[str] = set()
 
@@ -919,7 +930,7 @@ def course_notebook(
             template = None
             statement = src
             cell.source = COMPARE.sub(COMPARED, src)
-            predicting = _predicts(src, current["number"], measured)
+            predicting = _predicts(src, current["number"], measured, predicted)
             measuring = current["number"] in measured
             # a measurement, not a prediction: so called (lecturer review s21, S1)
             if measuring and PREDICT in src.split("\n", 1)[0].lower():
@@ -928,6 +939,8 @@ def course_notebook(
                 cell.source = first + ("\n" + rest if rest else "")
             if predictions_at_collection and predicting:
                 cell.source = graded_statement(cell.source)
+                # the written part quotes the statement's questions: without the orders too
+                statement = _without_check_orders(statement)
             _nbgrader(cell, unique(f"ex{current['number']}_text"), locked=True)
             cells.append(cell)
             if variants:
@@ -995,10 +1008,17 @@ def graded_statement(src: str) -> str:
     orders to check the prediction with the library before submitting taken out, and
     :data:`PREDICTION_COURSE` below it (lecturer review s16, S4: chapter 16's statement said "Check
     both with `lib.albert.count_parameters`", so every student submitted the computed number)."""
+    return f"{_without_check_orders(src).rstrip()}\n\n{PREDICTION_COURSE}"
+
+
+def _without_check_orders(src: str) -> str:
+    """A prediction's statement without its orders to check the prediction with the library (the
+    statement cell's, :func:`graded_statement`, and the written part's questions, which quote it:
+    lecturer review s35, m1)."""
     text = CHECK_WITH.sub(lambda m: m.group(1).upper() if m.group(1) else "", src)
     text = CHECK_THEN.sub(lambda m: m.group(1).upper(), text)
     text = CHECKER_NOTE.sub("", text)
-    return f"{text.rstrip()}\n\n{PREDICTION_COURSE}"
+    return PREDICT_CHECK.sub(r"\1, then ", text)
 
 
 def _without_checkers(source: str, names: set[str]) -> str:
@@ -1044,19 +1064,30 @@ def _measured(chapter: str, name: str = "MEASURED") -> set[int]:
     return set(getattr(module, name, ()))
 
 
-def _predicts(statement: str, number: int, measured: set[int]) -> bool:
-    """Whether an exercise's answers are predictions, which a graded course records at collection."""
-    return PREDICT in statement.split("\n", 1)[0].lower() and number not in measured
+def _predicts(
+    statement: str, number: int, measured: set[int], predicted: set[int] = frozenset()
+) -> bool:
+    """Whether an exercise's answers are predictions, which a graded course records at collection:
+    its title says "predict, then check", or its checker module's ``PREDICTED`` names it (answers
+    from a small set, such as chapter 3's exercise 3, where a live check is an oracle: lecturer
+    review s35, M1)."""
+    if number in measured:
+        return False
+    return number in predicted or PREDICT in statement.split("\n", 1)[0].lower()
 
 
-def _prediction_checkers(nb: nbformat.NotebookNode, measured: set[int] = frozenset()) -> set[str]:
+def _prediction_checkers(
+    nb: nbformat.NotebookNode,
+    measured: set[int] = frozenset(),
+    predicted: set[int] = frozenset(),
+) -> set[str]:
     """The checkers a chapter's "predict, then check" exercises call (their check cells), but those
     of exercises whose answers are measurements (:func:`_measured`)."""
     names, predicting = set(), False
     for cell in nb.cells:
         if cell.cell_type == "markdown" and EXERCISE.match(cell.source):
             number = int(EXERCISE.match(cell.source).group(1))
-            predicting = _predicts(cell.source, number, measured)
+            predicting = _predicts(cell.source, number, measured, predicted)
         elif predicting and _is_check(cell) and "solution" not in _tags(cell):
             call = ast.parse(cell.source).body[-1].value
             names.add(ast.unparse(call.func))

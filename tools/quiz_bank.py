@@ -32,7 +32,8 @@ single, shuffleanswers, answernumbering, responseformat and graderinfo as writte
 ``--qti`` writes the same questions as an IMS QTI 1.2 package for Canvas (tools/quiz_qti.py says
 how: one question group per question, from which a quiz draws one variant per student).
 
-Chapters 1-3 and 6-18 (chapter 1: a gradient through many steps, and maximum likelihood;
+Chapters 1-4 and 6-18 (chapter 4: Bahdanau's additive score and a beam's candidates; chapter 9: a
+LayerNorm and the Transformer's learning-rate schedule; chapter 1: a gradient through many steps, and maximum likelihood;
 chapter 16 also the cost of pretraining, 6ND, and sentence-order prediction): every chapter from 10 on has a computed question (a BPE merge count, a
 perplexity, ELMo's mix and softmax, GPT-3's size, BERT's labels and size, mean pooling, ALBERT's
 size, a RoPE angle, a GQA cache, an ALiBi slope, the online softmax's sum), and written ones on
@@ -273,6 +274,42 @@ def q03_masked_weight(rng: random.Random) -> Question:
     )  # fmt: skip
 
 
+# --- chapter 4 ---------------------------------------------------------------------------------------------
+
+
+def q04_additive_score(rng: random.Random) -> Question:
+    while True:  # a score that two decimals do not round to 0
+        v = [rng.choice([-2, -1, 1, 2]) for _ in range(2)]
+        a = [rng.choice([-1, -0.5, 0, 0.5, 1]) for _ in range(2)]  # W s_{t-1}
+        b = [rng.choice([-1, -0.5, 0, 0.5, 1]) for _ in range(2)]  # U h_j
+        t = lambda x: torch.tensor(x, dtype=torch.float64)  # noqa: E731
+        score = (t(v) * torch.tanh(t(a) + t(b))).sum().item()
+        if abs(score) >= 0.05:
+            break
+    return Question(
+        "q04_additive_score", "04", "numerical", "Bahdanau's additive score",
+        f"<p>Bahdanau's score of a source position j is v<sup>T</sup> tanh(W s<sub>t&minus;1</sub> + U "
+        f"h<sub>j</sub>). With W s<sub>t&minus;1</sub> = {a}, U h<sub>j</sub> = {b} and v = {v}, what "
+        "is the score? Give two decimals.</p>",
+        answer=round(score, 2), tolerance=0.006, params={"v": v, "a": a, "b": b},
+        feedback="<p>Add the two vectors, take tanh of each entry, then the dot product with v: "
+        f"{score:.4f}.</p>",
+    )  # fmt: skip
+
+
+def q04_beam_candidates(rng: random.Random) -> Question:
+    k, V = rng.choice([2, 3, 4, 5, 8, 10]), rng.choice([1000, 5000, 8000, 30000])
+    return Question(
+        "q04_beam_candidates", "04", "numerical", "The candidates of a beam",
+        f"<p>Beam search keeps the k = {k} best partial translations; the target vocabulary has "
+        f"V = {V:,} words. After the first step, how many one-word extensions does it score at each "
+        "step before it keeps the k best?</p>",
+        answer=k * V, tolerance=0, params={"k": k, "V": V},
+        feedback=f"<p>Each of the k kept hypotheses is extended by each of the V words: "
+        f"{k} &times; {V:,} = {k * V:,}.</p>",
+    )  # fmt: skip
+
+
 # --- chapter 6 ---------------------------------------------------------------------------------------------
 
 
@@ -475,6 +512,43 @@ def q09_total_layers(rng: random.Random) -> Question:
         f"d<sub>ff</sub> = 2048, one shared 37,000-token embedding). How many has the same model with "
         f"N = {N}?</p>",
         choices=choices, params={"N": N},
+    )  # fmt: skip
+
+
+def q09_layer_norm(rng: random.Random) -> Question:
+    while True:
+        x = [rng.randint(-3, 4) for _ in range(4)]
+        if len(set(x)) > 1:
+            break
+    j = rng.randrange(4)
+    out = torch.nn.functional.layer_norm(torch.tensor(x, dtype=torch.float64), (4,))[j].item()
+    mean = sum(x) / 4
+    return Question(
+        "q09_layer_norm", "09", "numerical", "A LayerNorm",
+        f"<p>A LayerNorm with gain 1 and bias 0 (and &epsilon; = 10<sup>&minus;5</sup>) normalizes "
+        f"the vector x = {x}. What is entry {j} of its output (counting from 0)? Give two "
+        "decimals.</p>",
+        answer=round(out, 2), tolerance=0.006, params={"x": x, "j": j},
+        feedback=f"<p>Subtract the mean, {mean:g}, and divide by the standard deviation over the 4 "
+        "entries (the variance divided by 4, not 3, plus &epsilon;, under the root): "
+        f"{out:.4f}.</p>",
+    )  # fmt: skip
+
+
+def q09_warmup_lr(rng: random.Random) -> Question:
+    d = rng.choice([256, 512, 1024])
+    warmup = rng.choice([1000, 2000, 4000])
+    step = rng.choice([100, 500, 1000, 3000, 5000, 10000, 20000])
+    lr = d**-0.5 * min(step**-0.5, step * warmup**-1.5)
+    return Question(
+        "q09_warmup_lr", "09", "numerical", "The Transformer's learning-rate schedule",
+        "<p>The original Transformer's learning rate at a step is d<sub>model</sub><sup>&minus;0.5</sup> "
+        "&middot; min(step<sup>&minus;0.5</sup>, step &middot; warmup<sup>&minus;1.5</sup>). With "
+        f"d<sub>model</sub> = {d} and warmup = {warmup:,}, what is it at step {step:,}? Give it in units "
+        "of 10<sup>&minus;4</sup>, with two decimals.</p>",
+        answer=round(lr * 1e4, 2), tolerance=0.006, params={"d": d, "warmup": warmup, "step": step},
+        feedback=f"<p>{'During the warm-up the second term is the smaller: it grows linearly' if step < warmup else 'After the warm-up the first term is the smaller: it decays as the inverse square root'}; "
+        f"the rate is {lr:.3e}.</p>",
     )  # fmt: skip
 
 
@@ -1207,9 +1281,11 @@ WRITTEN = [
 QUESTIONS: dict[str, Callable[[random.Random], Question]] = {
     f.__name__: f
     for f in [
-        q01_vanishing, q02_soft_weight, q02_sharpen, q03_scaled_score, q03_masked_weight, q06_causal_pairs,
+        q01_vanishing, q02_soft_weight, q02_sharpen, q03_scaled_score, q03_masked_weight,
+        q04_additive_score, q04_beam_candidates, q06_causal_pairs,
         q06_score_variance, q07_mha_parameters, q07_attention_weights, q08_pe_value,
-        q08_last_wavelength, q09_encoder_layer, q09_total_layers, q10_bpe_tokens, q10_pair_score,
+        q08_last_wavelength, q09_encoder_layer, q09_total_layers, q09_layer_norm, q09_warmup_lr,
+        q10_bpe_tokens, q10_pair_score,
         q11_bigram_perplexity, q12_scalar_mix, q12_softmax_params, q13_gpt3_parameters,
         q14_mlm_labels, q14_bert_parameters, q15_mean_pooling, q15_cosine, q16_albert_parameters,
         q16_pretraining_flops, q17_rope_angle, q17_kv_cache, q18_alibi_slope, q18_online_sum,
@@ -1263,6 +1339,10 @@ EXERCISE_REPEATS = {
 REPEAT_OVERLAP = 0.35
 # Questions the rule finds that were read and repeat no graded exercise: question -> why.
 NOT_REPEATS = {
+    "q04_beam_candidates": "a count of the extensions a beam scores per step; exercise 3 rescores"
+    " the finished hypotheses by their length and measures",
+    "q09_warmup_lr": "the paper's schedule at one step, a formula the chapter prints; exercise 2"
+    " trains with and without a warm-up and explains the losses",
     "q15_cosine": "the cosine of two vectors given; exercise 2 asks for the mean-pooled sentence"
     " vectors, exercise 3 where the weight of the heads on [CLS] goes",
     "q02_soft_weight": "one softmax weight; exercise 1 asks the limit with a duplicated key",
