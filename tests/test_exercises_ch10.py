@@ -205,7 +205,8 @@ PAIR_WRONG = [
     ((None, 1 / 7), "The best pairs are rarer"),
     # the right pairs with l ##o's or ##s ##t's score: the message points at the score only
     (({("w", "##i"), ("##i", "##d")}, 1 / 9), "Your top_pairs are right"),
-    ((None, 0.11), "is 1 / 7 or 1 / 9"),  # 1/9 written to two decimals
+    ((None, 0.11), "is 1 / 9: the score of ##s ##t"),  # 1/9 written to two decimals
+    ((None, 0.14), "is 1 / 7: the score of l ##o"),  # 1/7 written to two decimals (reader s35)
     # c_ab / N, the commonest pairs' frequency (BPE's ranking): not 1/9 (lecturer review s22, M2)
     ((None, 9 / 79), "is 9 / 79, c_ab / N: the frequency of ##e ##s or ##s ##t"),
     (({("w", "##i"), ("##i", "##d")}, 0.1139), "is 9 / 79, c_ab / N"),
