@@ -614,6 +614,14 @@ def test_prediction_checkers_reject(check, args, message):
         check(*args)
 
 
+def test_check_duplicate_key_accepts_the_right_index_written_as_a_float():
+    assert check_duplicate_key((-0.3, -0.23), 2.0)
+    with pytest.raises(ExerciseFailed, match="the index of a key"):
+        check_duplicate_key((-0.3, -0.23), 2.5)  # not an index
+    with pytest.raises(ExerciseFailed, match="hard_key = 6, the copy"):
+        check_duplicate_key((-0.3, -0.23), 6.0)
+
+
 def test_check_duplicate_key_names_both_wrong_predictions_at_once():
     """A reader with both predictions wrong learnt of the second only on a second run (review s34)."""
     with pytest.raises(ExerciseFailed) as failure:

@@ -123,6 +123,15 @@ def test_long_x_labels_are_rotated():
     assert ax.get_xticklabels()[0].get_rotation() == 0
 
 
+def test_short_math_x_labels_stay_horizontal():
+    # "$k_0$" shows two characters, not five: slanted, a k read as the key matrix K
+    labels = [f"$k_{i}$" for i in range(6)]
+    with plt.rc_context({key: 13 for key in viz.PHONE_RC}):
+        fig, ax = plt.subplots(figsize=(5.2, 3.8))
+        viz.attention_heatmap(torch.rand(5, 6).softmax(-1), labels, list("abcde"), ax=ax)
+    assert ax.get_xticklabels()[0].get_rotation() == 0
+
+
 def test_set_style_is_deterministic():
     viz.set_style()
     first = dict(matplotlib.rcParams)

@@ -442,3 +442,14 @@ def test_soft_lookup_labels_the_bars_with_fmt():
     plt.close(fig)
     with pytest.raises(TypeError, match="fmt: expected a format string or a function, got int"):
         viz.soft_lookup(*args, fmt=3)
+
+
+def test_soft_lookup_draws_a_dashed_chord_and_rejects_a_bad_one():
+    weights = torch.tensor([0.2, 0.5, 0.3])
+    values = torch.tensor([[1.0, 0.0], [0.0, 1.0], [-1.0, 0.0]])
+    fig = viz.soft_lookup(weights, values, ["a", "b", "c"], ["C0"] * 3, chord=(0, 2), narrow=True)
+    dashed = [line for ax in fig.axes for line in ax.get_lines() if line.get_linestyle() == "--"]
+    assert len(dashed) == 1 and dashed[0].get_xydata().tolist() == [[1.0, 0.0], [-1.0, 0.0]]
+    plt.close(fig)
+    with pytest.raises(ValueError, match="chord: expected a pair"):
+        viz.soft_lookup(weights, values, ["a", "b", "c"], ["C0"] * 3, chord=(0, 3))

@@ -100,6 +100,8 @@ def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
             key = int(key.item())  # a NumPy integer array of one element
         if isinstance(key, Tensor) and key.numel() == 1 and not key.is_floating_point():
             key = int(key.item())
+        if isinstance(key, float) and key.is_integer():
+            key = int(key)  # 2.0: the right index, written as a float
         if isinstance(key, bool) or not isinstance(key, int):
             fail(
                 f"hard_key should be the index of a key (an int from 0 to 6), got {type(key).__name__} {fmt(key)}."

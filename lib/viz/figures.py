@@ -463,11 +463,14 @@ def _transformer_diagram_narrow(ax):
 
 
 # Long by design: one drawing step after another of one picture, in the order they are drawn.
-def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=False, fmt="%.2f"):
+def soft_lookup(
+    weights, values, labels, colors, *, path=None, chord=None, title="", narrow=False, fmt="%.2f"
+):
     """One state of a soft lookup: the weights over the keys as labelled bars (left) and, among the
     2-D values [N, 2] (their polygon, in the given order, shaded), the output sum_i w_i v_i as a
     star (right); ``path`` [P, 2], if given, is drawn as the line the output follows (e.g. as the
-    sharpness grows). ``labels`` and ``colors``: one per key. ``narrow``: drawn for a phone, 5.2
+    sharpness grows). ``chord`` (i, j), if given, draws the segment from value i to value j as a
+    thin dashed line. ``labels`` and ``colors``: one per key. ``narrow``: drawn for a phone, 5.2
     inches wide with 13-point text, the weights above the values and the legend beside them, 6.2
     inches tall (682 px at 110 dpi: with its slider it fits a 900 px desktop window). ``fmt``: the
     bars' labels, a format string or a function (as ``bar_label``'s). Returns the Figure."""
@@ -483,6 +486,17 @@ def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=
             raise ValueError(f"{name}: expected {len(w)} entries (one per key), got {len(seq)}")
     if not (isinstance(fmt, str) or callable(fmt)):
         raise TypeError(f"fmt: expected a format string or a function, got {type(fmt).__name__}")
+    if chord is not None:
+        pair = list(chord) if isinstance(chord, (tuple, list)) else None
+        if (
+            pair is None
+            or len(pair) != 2
+            or not all(isinstance(i, int) and not isinstance(i, bool) for i in pair)
+            or not all(0 <= i < len(w) for i in pair)
+        ):
+            raise ValueError(
+                f"chord: expected a pair (i, j) of value indices from 0 to {len(w) - 1}, got {chord!r}"
+            )
     o = w @ v  # [2], the output
     size = 13 if narrow else 9  # points; 13 on 5.2 inches is 11.4 CSS px in a phone's 328 px column
     with (
@@ -517,6 +531,9 @@ def soft_lookup(weights, values, labels, colors, *, path=None, title="", narrow=
         if path is not None:
             p = _to_numpy(path, "path")
             ax_v.plot(p[:, 0], p[:, 1], color="0.55", lw=1, label=f"output as{br}$\\lambda$ grows")
+        if chord is not None:
+            i, j = chord
+            ax_v.plot(v[[i, j], 0], v[[i, j], 1], color="0.35", lw=0.8, ls="--", zorder=1)
         ax_v.scatter(v[:, 0], v[:, 1], color=colors, zorder=2)
         for i, (x, y) in enumerate(v.tolist()):
             r = math.hypot(x, y) or 1.0  # the label 14 points outwards from the point

@@ -10,6 +10,8 @@ Nothing here chooses a matplotlib backend: notebooks keep their inline backend, 
 
 from __future__ import annotations
 
+import re
+
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
@@ -170,6 +172,16 @@ def _heatmap_size(tq: int, tk: int, colorbar: bool, ylabel_chars: int) -> tuple[
     return (float(np.clip(width, 3.0, 10.0)), float(np.clip(height, 2.4, 8.0)))
 
 
+def _shown(label) -> str:
+    """A tick label's visible characters: in "$...$" the markup ($, _, ^, braces) is dropped and each
+    TeX command (\\alpha) counts as one character."""
+    text = str(label)
+    if "$" not in text:
+        return text
+    text = re.sub(r"\\[A-Za-z]+", "x", text)
+    return re.sub(r"[$_^{}]", "", text)
+
+
 def _labels_too_wide(ax, labels: list[str], tq: int, tk: int, colorbar: bool) -> bool:
     """Estimate whether the x tick labels would overlap if written horizontally."""
     fig = ax.figure
@@ -178,7 +190,8 @@ def _labels_too_wide(ax, labels: list[str], tq: int, tk: int, colorbar: bool) ->
     height_pt = box.height * fig.get_figheight() * 72
     cell_pt = min(width_pt / tk, height_pt / tq)  # the image keeps square cells (aspect="equal")
     size_pt = FontProperties(size=mpl.rcParams["xtick.labelsize"]).get_size_in_points()
-    widest_pt = 0.6 * size_pt * max(len(label) for label in labels)  # average glyph ~0.6 em
+    # average glyph ~0.6 em; mathtext markup ("$k_0$") is counted by what it shows ("k0")
+    widest_pt = 0.6 * size_pt * max(len(_shown(label)) for label in labels)
     return widest_pt > 0.9 * cell_pt
 
 
