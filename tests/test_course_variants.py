@@ -276,7 +276,7 @@ def test_chapters_12_16_17_check_each_students_own_numbers(student):
         assert 8_192 <= n17["context"] <= 131_072
         gib = _cache_right(n17)
         assert ch17.check_long_context(gib, 1025, 128).passed
-        with pytest.raises(ExerciseFailed, match=f"not the H = {n17['n_heads']} query heads"):
+        with pytest.raises(ExerciseFailed, match=f"counted the H = {n17['n_heads']} query heads"):
             ch17.check_long_context(2 * gib, None, None)
         with pytest.raises(ExerciseFailed, match=f"every one of the {n17['n_layers']} layers"):
             ch17.check_long_context(gib / n17["n_layers"], None, None)

@@ -370,6 +370,7 @@ def test_check_long_context_says_not_attempted_and_what_is_missing():
     "answer, message",
     [
         ((8.75, 1025, 128), "qwen3_cache_gib = 8.75: twice too large"),
+        ((8.75, 1025, 128), "or 4 bytes a number where bfloat16 takes 2"),
         ((17.5, 1025, 128), "four times too large"),
         ((2.1875, 1025, 128), "the keys and the values"),
         ((0.15625, 1025, 128), "every one of the 28 layers"),

@@ -655,7 +655,7 @@ def _check_qwen(gib: float, right: float) -> None:
         n[k] for k in ("n_layers", "n_kv_heads", "head_dim", "n_heads", "context")
     )
     mistakes = [
-        (2 * right, f"twice too large: count what the cache stores per token and layer, the Hkv = {Hkv} key/value heads (not the H = {H} query heads), each of Dh = {Dh} numbers of 2 bytes in bfloat16 (not 4)."),
+        (2 * right, f"twice too large, one factor 2 too many: either you counted the H = {H} query heads where the cache stores the Hkv = {Hkv} key/value heads, or 4 bytes a number where bfloat16 takes 2."),
         (4 * right, f"four times too large: the cache keeps the Hkv = {Hkv} key/value heads, not the H = {H} query heads, and bfloat16 takes 2 bytes a number, not 4."),
         (right / 2, "half the size: the cache keeps two tensors per layer, the keys and the values."),
         (right / L, f"the cache of one layer: every one of the {L} layers keeps its own keys and values."),
