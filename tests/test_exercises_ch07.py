@@ -228,3 +228,14 @@ def test_accuracy_over_all_positions_is_named():
     with pytest.raises(ExerciseFailed, match="at all positions"):
         ch07.check_one_head(13_209, True, 0.4811)
     assert ch07.check_one_head(13_209, False, 0.197).passed
+
+
+def test_an_accuracy_between_chance_and_99_percent_is_not_the_exercises_run():
+    """Reader s35, T1: with one lookup and the other digit at chance (1 in 5), both digits are right
+    about 20% of the time; 0.6 is not the exercise's run, and the verdict would say something false."""
+    for wrong in (0.6, 0.36, {"both digits": 0.9}):
+        with pytest.raises(ExerciseFailed, match="does not look like accuracies"):
+            ch07.check_one_head(13_209, False, wrong)
+    with pytest.raises(ExerciseFailed, match="does not look like accuracies"):
+        ch07.check_one_head(13_209, True, 0.6)
+    assert ch07.check_one_head(13_209, False, 0.25).passed
