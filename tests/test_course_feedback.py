@@ -283,20 +283,12 @@ def test_the_feedback_command_waits_for_the_late_period_and_leaves_out_hand_ins(
     --feedback` refuses before the late period ends (unless --force) and releases through the
     exchange only what came through it, naming the others for the LMS."""
     import datetime as dt
-    import os
     import subprocess
 
     import grade_course
     from nbgrader.api import Gradebook
 
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
-    db = tmp_path / "gradebook.db"  # (the gradebook runs alembic, in the environment's bin)
-    (tmp_path / "nbgrader_config.py").write_text(
-        f'c = get_config()  # noqa: F821\nc.CourseDirectory.db_url = "sqlite:///{db}"\n'
-    )
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
-    with Gradebook(f"sqlite:///{db}") as gb:
-        gb.add_assignment(CH2, duedate=now - dt.timedelta(days=2))
+    db, now = _course_due(tmp_path, monkeypatch, days=-2)
     for student, secret in (("amira", True), ("bo", False), ("chen", True)):
         folder = tmp_path / "submitted" / student / CH2
         folder.mkdir(parents=True)
@@ -539,13 +531,11 @@ def test_a_reviewed_cells_feedback_names_its_one_offence_and_its_grade(tmp_path,
     assert instructor_notes.held(out.evalue)  # still counted apart from the named mistakes
 
 
-def test_feedback_too_early_is_refused_before_the_graders_start_up(tmp_path, monkeypatch):
-    """``grade_course.py --feedback`` before the late period ends refuses before it imports torch
-    (lecturer review s35, m3: the refusal came after a minute or more of start-up). A torch that
-    cannot be imported shows it: the refusal comes all the same."""
+def _course_due(tmp_path: Path, monkeypatch, days: float):
+    """A course folder in ``tmp_path`` whose gradebook has chapter 2 due ``days`` from now (negative:
+    past); returns the gradebook's path and now (UTC, naive, as nbgrader keeps it)."""
     import datetime as dt
     import os
-    import subprocess
 
     from nbgrader.api import Gradebook
 
@@ -556,7 +546,18 @@ def test_feedback_too_early_is_refused_before_the_graders_start_up(tmp_path, mon
     )
     now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
     with Gradebook(f"sqlite:///{db}") as gb:
-        gb.add_assignment(CH2, duedate=now + dt.timedelta(days=2))
+        gb.add_assignment(CH2, duedate=now + dt.timedelta(days=days))
+    return db, now
+
+
+def test_feedback_too_early_is_refused_before_the_graders_start_up(tmp_path, monkeypatch):
+    """``grade_course.py --feedback`` before the late period ends refuses before it imports torch
+    (lecturer review s35, m3: the refusal came after a minute or more of start-up). A torch that
+    cannot be imported shows it: the refusal comes all the same."""
+    import os
+    import subprocess
+
+    _course_due(tmp_path, monkeypatch, days=2)
     fake = tmp_path / "fake"
     fake.mkdir()
     (fake / "torch.py").write_text("raise ImportError('torch imported before the date check')\n")
