@@ -321,7 +321,7 @@ def check_key_strength(heaviest_keys: Any, k2_limit: Any) -> str:
 # Exercise 3's answers are two sets of six names that the student is asked to predict: a live check
 # over so small a space is an oracle (a blind search finds them in 68 calls), so a graded course
 # treats them as predictions, checked at collection with 0 points, though the title says "change and
-# explain" (tools/make_course.py; lecturer review s35, M1).
+# explain" (tools/make_course.py; course review s35, M1).
 PREDICTED = {3}
 SCORE_NAMES = ("cosine", "additive", "location", "general", "dot", "scaled dot")
 _ALIASES = {
