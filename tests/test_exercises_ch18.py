@@ -8,6 +8,7 @@ import math
 import re
 
 import nbformat
+import numpy as np
 import pytest
 import torch
 
@@ -100,6 +101,33 @@ def test_check_running_max_and_sum_names_the_maximum_updated_after_the_exponenti
 
     with pytest.raises(ExerciseFailed, match="Update the maximum with the block first"):
         ch18.check_running_max_and_sum(late)
+
+
+@pytest.mark.parametrize("backend", ["math", "torch", "numpy"])
+def test_check_running_max_and_sum_names_the_inverted_rescale_factor(backend):
+    """The maximum updated first and the block's terms taken with it, but the old sum rescaled by
+    exp(m_new - m_old) (review s35b, 1): the checker names the factor, not the order of the update."""
+    exp = {  # looked up at each call, as an answer's math.exp(...) is
+        "math": lambda v: math.exp(v),
+        "torch": lambda v: torch.exp(torch.tensor(v)).item(),
+        "numpy": lambda v: float(np.exp(v)),
+    }
+
+    def inverted(x, block):
+        m, total = -math.inf, 0.0
+        for start in range(0, len(x), block):
+            chunk = x[start : start + block]
+            new_max = max(m, chunk.max().item())
+            total = total * exp[backend](new_max - m) + torch.exp(chunk - new_max).sum().item()
+            m = new_max
+        return m, total
+
+    with pytest.raises(
+        ExerciseFailed, match="rescales your old sum has a positive exponent"
+    ) as failed:
+        ch18.check_running_max_and_sum(inverted)
+    assert "Update the maximum with the block first" not in str(failed.value)
+    assert "exp(m_old - m_new)" not in str(failed.value)  # names the mistake, not the fix
 
 
 @pytest.mark.parametrize("start", [0.0, -1e9])

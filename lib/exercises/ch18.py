@@ -285,12 +285,63 @@ def _observed_run(running_max_and_sum: Any, x: Tensor, block: int, case: str):
     m_raw, l_raw = (plain(r) for r in result)
     as_float = [r.item() if isinstance(r, Tensor) and r.numel() == 1 else r for r in result]
     if any(isinstance(r, float) and not math.isfinite(r) for r in as_float):
+        if _rescaled_by_the_inverse(running_max_and_sum, x, block, case):
+            fail(
+                f"on the case {case}, your result is {fmt(as_float[0])}, {fmt(as_float[1])}: the factor that rescales your old sum has a positive exponent, new maximum minus old (+inf at the first block, where the old maximum is -inf, and inf times the sum 0 is nan). When the maximum rises, should each old term exp(x_j - m_old) grow or shrink?"
+            )
         fail(
-            f"on the case {case}, your result is {fmt(as_float[0])}, {fmt(as_float[1])}: an exponential overflowed. Update the maximum with the block first, then take exp(x_j - m) with the new maximum, so that no exponent is positive."
+            f"on the case {case}, your result is {fmt(as_float[0])}, {fmt(as_float[1])}: an exponential overflowed. Update the maximum with the block first, then take exp(x_j - m) with the new maximum, so that no exponent is positive, the one of the factor that rescales the old sum included."
         )
     m = expect_number(m_raw, "the maximum m")
     total = expect_number(l_raw, "the sum l")
     return m, total, reads
+
+
+class _Exponents(TorchFunctionMode):
+    """While the reader's function runs: the arguments of torch's exponentials (torch.exp, x.exp())."""
+
+    def __init__(self, seen: list[float]) -> None:
+        super().__init__()
+        self.seen = seen
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        if getattr(func, "__name__", "") in {"exp", "exp_"} and isinstance(args[0], Tensor):
+            self.seen += torch.as_tensor(args[0]).detach().double().flatten().tolist()
+        return func(*args, **(kwargs or {}))
+
+
+def _rescaled_by_the_inverse(running_max_and_sum: Any, x: Tensor, block: int, case: str) -> bool:
+    """Whether the reader's function, run again on x, took positive exponents only in the rescale
+    factor, each the rise of the running maximum at a block (+inf at the first, from m = -inf):
+    exp(m_new - m_old), the inverse of the factor, with the block's terms taken right. Reads the
+    exponentials of torch, math.exp and np.exp (as module attributes)."""
+    seen: list[float] = []
+    real_math, real_np = math.exp, np.exp
+
+    def math_exp(v):
+        seen.append(float(v))
+        return real_math(v)
+
+    def np_exp(v, *args, **kwargs):
+        seen.extend(np.asarray(v, dtype=float).ravel().tolist())
+        return real_np(v, *args, **kwargs)
+
+    math.exp, np.exp = math_exp, np_exp
+    try:
+        with _Exponents(seen):
+            call(running_max_and_sum, x.clone(), block, name="running_max_and_sum", case=case)
+    finally:
+        math.exp, np.exp = real_math, real_np
+    rises, m = [], -math.inf
+    for start in range(0, len(x), block):
+        m_new = max(m, x[start : start + block].max().item())
+        if m_new > m:
+            rises.append(m_new - m)
+        m = m_new
+    positive = [v for v in seen if v > 0]
+    return len(positive) == len(rises) and all(
+        a == b or math.isclose(a, b, rel_tol=1e-5, abs_tol=1e-5) for a, b in zip(positive, rises)
+    )
 
 
 def _name_sum_mistake(case: str, x: Tensor, block: int, total: float) -> NoReturn:
