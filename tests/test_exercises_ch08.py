@@ -96,6 +96,16 @@ def test_the_collision_message_does_not_overclaim():
     assert "over positions 0 to 999" in message and "never all come back" not in message
 
 
+@pytest.mark.parametrize("collision", [True, False, None])
+def test_a_missing_wavelength_is_named_whatever_the_collision_answer(collision):
+    # review s35b point 1: None with True got only the distant_collision message
+    try:
+        message = str(ch08.check_small_base(None, collision))
+    except ExerciseFailed as failed:
+        message = str(failed)
+    assert "last_wavelength" in message and "not attempted" in message.lower(), message
+
+
 WRAPPERS = """
 from lib.positional import relative_rotation as _rr, sinusoidal_encoding as _se
 

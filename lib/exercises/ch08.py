@@ -434,6 +434,11 @@ def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
         if expect_bool(distant_collision, "distant_collision"):
             fail(
                 f"distant_collision: measure it before you keep this answer. The slowest clock repeats much sooner with base 100, but a position is read from all 64 clocks together: over positions 0 to 999, do they all come back close together at once? Compare the distance between two neighbours with the smallest distance of two positions {FAR} or more apart, among positions 0 to 999 (torch.cdist on the table)."
+                + (
+                    " last_wavelength is still None: not attempted yet."
+                    if last_wavelength is None
+                    else ""
+                )
             )
     if last_wavelength is None:
         not_attempted(
