@@ -98,10 +98,11 @@ def _masked_softmax(scores: Tensor, mask: Tensor | None = None, dim: int = -1) -
         x = x.masked_fill(~mask, float("-inf"))  # a masked score counts as exp(-inf) = 0
     weights = torch.softmax(x, dim=dim)  # torch subtracts the row max first: no overflow
     if mask is not None:
-        # A row with no allowed entry is softmax(-inf, ..., -inf) = NaN; every entry of such a row is
-        # masked, so filling the masked entries with 0 zeroes it. Its gradient at the softmax's input
-        # is still NaN; the -inf fill above passes no gradient back for the entries it filled, and
-        # that is what keeps the NaN from reaching the scores.
+        # A row with no allowed entry is softmax(-inf, ..., -inf) = NaN; every entry
+        # of such a row is masked, so filling the masked entries with 0 zeroes it. Its
+        # gradient at the softmax's input is still NaN; the -inf fill above passes no
+        # gradient back for the entries it filled, and that is what keeps the NaN from
+        # reaching the scores.
         weights = weights.masked_fill(~mask, 0.0)
     return weights.to(scores.dtype)
 

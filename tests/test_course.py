@@ -539,7 +539,7 @@ def test_a_rubric_splits_the_model_answer_by_the_questions():
     )
     assert make_course.parts(statement) == [
         "Which accuracy changes?",
-        "why does the cosine keep its own?",
+        "Why does the cosine keep its own?",
     ]
     model = (
         "The dot product's accuracy changes: long rows win.\n\n"
@@ -550,14 +550,14 @@ def test_a_rubric_splits_the_model_answer_by_the_questions():
     scheme = text.split(make_course.MARK_BEGIN)[1].split(make_course.MARK_END)[0]
     part1, part2 = scheme.split("**Part 2")
     assert '"Which accuracy changes?"' in part1 and "- The dot product's accuracy changes" in part1
-    assert '"why does the cosine keep its own?"' in part2 and "- The cosine divides" in part2
+    assert '"Why does the cosine keep its own?"' in part2 and "- The cosine divides" in part2
     # what the student reads (before the markers) states the questions and the points (lecturer
     # review s15, S4) and no part of the model answer
     visible = text.split(make_course.MARK_BEGIN)[0]
     assert "(2 points, 1 for each of its 2 questions)" in visible
     assert (
         "1. Which accuracy changes?" in visible
-        and "2. why does the cosine keep its own?" in visible
+        and "2. Why does the cosine keep its own?" in visible
     )
     assert "divides" not in visible and "long rows win" not in visible.lower()
     # one paragraph per question: paragraph i goes under question i, whatever words it shares
