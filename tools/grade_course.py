@@ -119,6 +119,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT)]  # the clone's library and checkers
 
 
+def _course_folder(given: Path | None) -> Path:
+    """The course folder: ``--course``, or the current folder when it holds nbgrader_config.py,
+    or ``course``."""
+    return given or (Path(".") if Path("nbgrader_config.py").exists() else Path("course"))
+
+
+def _too_early(early: str) -> int:
+    """Say that ``--feedback`` waits for the late period (``early``: why); the exit status."""
+    print(f"{early}.\nNothing done (--force gives the feedback now).")
+    return 2
+
+
 def _feedback_refused_first(argv: list[str]) -> int | None:
     """``--feedback`` before the late period ends, without ``--force``: the refusal, said before the
     grader's start-up (torch and the book's kernels; lecturer review s35, m3: it came after a minute
@@ -131,7 +143,7 @@ def _feedback_refused_first(argv: list[str]) -> int | None:
     known, _ = early_parser.parse_known_args(argv)
     if not known.chapter:
         return None  # the whole parser says what is missing
-    course = known.course or (Path(".") if Path("nbgrader_config.py").exists() else Path("course"))
+    course = _course_folder(known.course)
     try:
         from term_plan import feedback_too_early
 
@@ -140,8 +152,7 @@ def _feedback_refused_first(argv: list[str]) -> int | None:
         return None
     if not early:
         return None
-    print(f"{early}.\nNothing done (--force gives the feedback now).")
-    return 2
+    return _too_early(early)
 
 
 if __name__ == "__main__" and (_refused := _feedback_refused_first(sys.argv[1:])) is not None:
@@ -3272,8 +3283,7 @@ def give_feedback(
 
     early = feedback_too_early(course, chapter)
     if early and not force:
-        print(f"{early}.\nNothing done (--force gives the feedback now).")
-        return 2
+        return _too_early(early)
     if early:  # lecturer review s15, M6: --force before the late period ends, said out loud
         print(
             f"{early}. --force: this releases the grader's verdicts on its private cases, their "
@@ -3323,8 +3333,7 @@ def give_feedback(
 
 def main(argv=None) -> int:
     args = _parser().parse_args(argv)
-    course = args.course or (Path(".") if Path("nbgrader_config.py").exists() else Path("course"))
-    course = course.resolve()
+    course = _course_folder(args.course).resolve()
     chapter = args.chapter.removesuffix(".ipynb")
     if args.feedback:
         return give_feedback(course, chapter, force=args.force, allow_ungraded=args.allow_ungraded)
