@@ -561,7 +561,7 @@ PROJECTED = [
     (
         "by sqrt(d)",
         _general_from(lambda Q, K, dk, d: Q.T @ K / math.sqrt(d)),
-        "instead of sqrt(d_k)",
+        "the width of the raw vectors",
     ),
     (
         "transposed (nn.Linear stores [out, in])",
