@@ -43,7 +43,7 @@ export function mountMaskedSoftmax(root, example, ctx) {
     const mask = labels.map((_, i) => labels.map((__, j) => !causal.checked || j <= i));
     // the heading says what the toggle does now
     caption.textContent = causal.checked
-      ? "Scores (edit them); hatched cells with a dashed edge are masked: a query never sees a later key."
+      ? "Scores (edit the unmasked ones); hatched cells with a dashed edge are masked, a query never sees a later key: switch the mask off to edit them."
       : "Scores (edit them); no mask: every query sees every key.";
     // a masked score is not read: its box is disabled (skipped by the Tab key, and announced as
     // unavailable), not merely faded, which would leave readable-looking text below contrast; its cell is
