@@ -139,6 +139,8 @@ def test_exercise_1_and_3_hints_do_not_hand_over_the_fix_or_the_explanation():
     with pytest.raises(ExerciseFailed) as failure:
         check_unit_length({"cosine", "dot"}, {"cosine", "location", "dot"})
     text = failure.value.message
-    assert "location does not belong: it reads only the query, W_a q; did the queries change?" in text
+    assert (
+        "location does not belong: it reads only the query, W_a q; did the queries change?" in text
+    )
     assert "dot does not belong: what does q . k do when" in text
     assert "changed length" not in text and "so its weights change" not in text

@@ -371,9 +371,7 @@ def check_unit_length(identical: Any, unchanged: Any) -> str:
     if unchanged is not None:
         names = _labels(unchanged, "unchanged", SCORE_NAMES, _ALIASES)
         for name in sorted(names - UNCHANGED, key=SCORE_NAMES.index):
-            problems.append(
-                f"unchanged: {name} does not belong: {_WHY_CHANGES[name]}"
-            )
+            problems.append(f"unchanged: {name} does not belong: {_WHY_CHANGES[name]}")
         if not names & UNCHANGED:
             problems.append(
                 "unchanged: a score function whose weights do not change at all is missing. Which formula does not depend on the lengths of its inputs?"
