@@ -657,7 +657,7 @@ PREDICTIONS_2_3 = [
     (
         ch03.check_unit_length,
         ({"cosine", "dot"}, {"cosine", "location"}),
-        "but the queries changed length",
+        "it reads only the query, W_a q; did the queries change?",
     ),
     (ch03.check_unit_length, ({"cosine", "dot"}, {"cosine", "dot"}), "dot does not belong"),
     (ch03.check_unit_length, ("cosine, dot", {"cosine"}), "give a set of separate names"),
