@@ -1,4 +1,4 @@
-// The masked-softmax table (chapters 3 and 6) with editable scores, computed in the page as
+// The masked-softmax table (chapter 3) with editable unmasked scores, computed in the page as
 // lib.attention.masked_softmax does: masked entries get weight exactly 0, each row's softmax runs over
 // the keys it may see, and a row that may see nothing gets zeros.
 import { scrollBox, heatmap, html } from "../draw.js";
