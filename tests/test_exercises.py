@@ -311,7 +311,7 @@ PROJECTION_WRONG = [
     (
         "scaled by sqrt(d)",
         lambda Q, K: _general(Q.T @ K / math.sqrt(Q.shape[1])),
-        "instead of sqrt(d_k)",
+        "you divided by sqrt(d) = 2.83, the width of the raw vectors",
     ),
     ("scaled by d_k", lambda Q, K: _general(Q.T @ K / Q.shape[0]), "times too small"),
     (
@@ -591,7 +591,7 @@ PREDICTIONS_WRONG = [
     (
         check_unit_length,
         ({"cosine", "dot"}, {"cosine", "location"}),
-        "location does not belong: it reads only the query",
+        "location does not belong: it reads only the query, W_a q; did the queries change?",
     ),
     (
         check_unit_length,

@@ -108,3 +108,39 @@ def test_both_wrong_predictions_of_exercise_2_are_named_at_once():
     assert "you left out a key" in text
     assert "k2_limit: the weight of k2 approaches 1 only if" in text
     assert "k1" not in text and "0.5" not in text and "1/2" not in text
+
+
+def test_exercise_1_and_3_hints_do_not_hand_over_the_fix_or_the_explanation():
+    """Reader s35b, chapter 3, points 2 and 3: a missing sqrt(d_k) was told "divide W_a by sqrt(d_k)",
+    a sqrt(d) "instead of sqrt(d_k)", and a wrong unit-length answer got the exercise's explanation.
+    Each now names the mistake and asks a question."""
+    import math
+
+    from lib.attention import GeneralScore
+    from lib.exercises.ch03 import check_projected_as_general, check_unit_length
+
+    def general(scale):
+        def projected_as_general(W_Q, W_K):
+            module = GeneralScore(W_Q.shape[1], W_Q.shape[1])
+            with torch.no_grad():
+                module.W_a.weight.copy_(W_Q.T @ W_K / scale(*W_Q.shape))
+            return module
+
+        return projected_as_general
+
+    for scale, said in (
+        (lambda d_k, d: 1.0, "times too large: which part"),
+        (lambda d_k, d: math.sqrt(d), "the width of the raw vectors: which vectors"),
+    ):
+        with pytest.raises(ExerciseFailed) as failure:
+            check_projected_as_general(general(scale))
+        text = failure.value.message
+        assert said in text and "divide W_a by" not in text and "instead of sqrt(d_k)" not in text
+    with pytest.raises(ExerciseFailed) as failure:
+        check_unit_length({"cosine", "dot"}, {"cosine", "location", "dot"})
+    text = failure.value.message
+    assert (
+        "location does not belong: it reads only the query, W_a q; did the queries change?" in text
+    )
+    assert "dot does not belong: what does q . k do when" in text
+    assert "changed length" not in text and "so its weights change" not in text

@@ -561,7 +561,7 @@ PROJECTED = [
     (
         "by sqrt(d)",
         _general_from(lambda Q, K, dk, d: Q.T @ K / math.sqrt(d)),
-        "instead of sqrt(d_k)",
+        "the width of the raw vectors",
     ),
     (
         "transposed (nn.Linear stores [out, in])",
@@ -657,7 +657,7 @@ PREDICTIONS_2_3 = [
     (
         ch03.check_unit_length,
         ({"cosine", "dot"}, {"cosine", "location"}),
-        "but the queries changed length",
+        "it reads only the query, W_a q; did the queries change?",
     ),
     (ch03.check_unit_length, ({"cosine", "dot"}, {"cosine", "dot"}), "dot does not belong"),
     (ch03.check_unit_length, ("cosine, dot", {"cosine"}), "give a set of separate names"),

@@ -142,7 +142,7 @@ def _name_projection_mistake(
     c = _factor(result, expected)
     if c is not None and abs(c - math.sqrt(d_k)) < 1e-3 and d_k > 1:
         fail(
-            f"on the case {case}, your scores are sqrt(d_k) = {math.sqrt(d_k):.3g} times too large: divide W_a by sqrt(d_k), the scaling of the scaled dot product."
+            f"on the case {case}, your scores are sqrt(d_k) = {math.sqrt(d_k):.3g} times too large: which part of the scaled dot product is missing from your W_a?"
         )
     if c is not None and abs(c - 1 / math.sqrt(d_k)) < 1e-3 and d_k > 1:
         fail(
@@ -150,7 +150,7 @@ def _name_projection_mistake(
         )
     if c is not None and d != d_k and abs(c - math.sqrt(d_k / d)) < 1e-3:
         fail(
-            f"on the case {case}, you divided by sqrt(d) = {math.sqrt(d):.3g} instead of sqrt(d_k) = {math.sqrt(d_k):.3g}: the scaling uses the width of the projected keys."
+            f"on the case {case}, you divided by sqrt(d) = {math.sqrt(d):.3g}, the width of the raw vectors: which vectors does the scaled dot product compare, and how wide are they?"
         )
     swapped = _projected_scores(W_K, W_Q, x, x2)
     if _factor(result, swapped) is not None:
@@ -335,12 +335,12 @@ _ALIASES = {
     "location based": "location",
     "bilinear": "general",
 }
-_WHY_CHANGES = {  # why a function's weights change; none of them names another function's answer
-    "dot": "q . k grows with both lengths, and those changed",
-    "scaled dot": "q . k / sqrt(2) grows with both lengths, and those changed",
-    "general": "q^T W_a k grows with both lengths, and those changed",
-    "additive": "its tanh network sees W_q q + W_k k, and both inputs changed",
-    "location": "it reads only the query, W_a q, but the queries changed length",
+_WHY_CHANGES = {  # a hint, as a question, why a function's weights change (the exercise's "explain")
+    "dot": "what does q . k do when the lengths of q and k change?",
+    "scaled dot": "what does q . k / sqrt(2) do when the lengths of q and k change?",
+    "general": "does q^T W_a k depend on the lengths of q and k?",
+    "additive": "its tanh network reads W_q q + W_k k: did its inputs change?",
+    "location": "it reads only the query, W_a q; did the queries change?",
 }
 IDENTICAL, UNCHANGED = {"cosine", "dot"}, {"cosine"}
 
@@ -371,9 +371,7 @@ def check_unit_length(identical: Any, unchanged: Any) -> str:
     if unchanged is not None:
         names = _labels(unchanged, "unchanged", SCORE_NAMES, _ALIASES)
         for name in sorted(names - UNCHANGED, key=SCORE_NAMES.index):
-            problems.append(
-                f"unchanged: {name} does not belong: {_WHY_CHANGES[name]}, so its weights change."
-            )
+            problems.append(f"unchanged: {name} does not belong: {_WHY_CHANGES[name]}")
         if not names & UNCHANGED:
             problems.append(
                 "unchanged: a score function whose weights do not change at all is missing. Which formula does not depend on the lengths of its inputs?"

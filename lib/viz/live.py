@@ -444,7 +444,8 @@ def positional_encoding_figure(
 def masked_softmax_figure(
     scores, labels, *, causal: bool = True, caption: str | None = None
 ) -> LiveFigure:
-    """The masked-softmax table with scores the reader edits on the page (chapters 3 and 6)."""
+    """The masked-softmax table (chapter 3): the reader edits its unmasked scores on the page (switching
+    the causal mask off unlocks the others)."""
     from lib.attention import causal_mask, masked_softmax
 
     scores = torch.as_tensor(scores, dtype=torch.float32)

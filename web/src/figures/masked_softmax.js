@@ -1,4 +1,4 @@
-// The masked-softmax table (chapters 3 and 6) with editable scores, computed in the page as
+// The masked-softmax table (chapter 3) with editable unmasked scores, computed in the page as
 // lib.attention.masked_softmax does: masked entries get weight exactly 0, each row's softmax runs over
 // the keys it may see, and a row that may see nothing gets zeros.
 import { scrollBox, heatmap, html } from "../draw.js";
@@ -43,7 +43,7 @@ export function mountMaskedSoftmax(root, example, ctx) {
     const mask = labels.map((_, i) => labels.map((__, j) => !causal.checked || j <= i));
     // the heading says what the toggle does now
     caption.textContent = causal.checked
-      ? "Scores (edit them); hatched cells with a dashed edge are masked: a query never sees a later key."
+      ? "Scores (edit the unmasked ones); hatched cells with a dashed edge are masked, a query never sees a later key: switch the mask off to edit them."
       : "Scores (edit them); no mask: every query sees every key.";
     // a masked score is not read: its box is disabled (skipped by the Tab key, and announced as
     // unavailable), not merely faded, which would leave readable-looking text below contrast; its cell is
