@@ -358,7 +358,9 @@ def multi_head_diagram(d_model, n_heads, seq_len, *, narrow=False):
         w = min(width - (0.1 if narrow else 0.15), 1.3)  # narrow: 0.9 inches for 5 heads
         _draw_head(ax, x, y3, h, H, f"[{T}, {Dh}]", w, head_h, font)
         if h is not None:
-            _line(ax, [split_x, x], [top_y, y3 + head_h / 2], color="0.55")
+            _arrow(
+                ax, split_x, top_y, x, y3 + head_h / 2, color="0.55"
+            )  # arrowheads, as every edge
             _arrow(ax, x, y3 - head_h / 2, merge_x, y4 + 0.5, color="0.55")
     ax.text(
         0.15,
