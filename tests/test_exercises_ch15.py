@@ -82,6 +82,15 @@ def test_check_other_adjectives_rejects(args, message):
     assert "describe" not in failure.value.message
 
 
+def test_check_other_adjectives_names_both_wrong_predictions_at_once():
+    # (False, True): both wrong; the reader learns of both in one run, not one after the other
+    with pytest.raises(ExerciseFailed) as failure:
+        ch15.check_other_adjectives(False, True)
+    message = failure.value.message
+    assert "scared_above_half = False is not" in message
+    assert "narrow_above_half = True is not" in message
+
+
 # --- exercise 2: embed ----------------------------------------------------------------------------------------------
 
 

@@ -66,14 +66,17 @@ def check_other_adjectives(scared_above_half: Any, narrow_above_half: Any) -> st
         )
     (tired, _), (wide, _) = WEIGHTS["tired"], WEIGHTS["wide"]
     scared, narrow = WEIGHTS["scared"][0], WEIGHTS["narrow"][0]
+    wrong = []  # both wrong predictions named at once: one round trip, not two
     if scared_above_half is not None and not expect_bool(scared_above_half, "scared_above_half"):
-        fail(
+        wrong.append(
             "scared_above_half = False is not what the head does. Compute it: `read` the *scared* sentence and look at the weight of layer 3, head 1 from *it* to *animal*; set it beside the same weight in the *tired* sentence."
         )
     if narrow_above_half is not None and expect_bool(narrow_above_half, "narrow_above_half"):
-        fail(
+        wrong.append(
             "narrow_above_half = True is not what the head does. Compute it: `read` the *narrow* sentence and look at the weight of layer 3, head 1 from *it* to *animal* (and to *street*); set it beside the same weights in the *wide* sentence."
         )
+    if wrong:
+        fail(" Also: ".join(wrong))
     if scared_above_half is None:
         not_attempted("your narrow_above_half is right; now predict scared_above_half.")
     if narrow_above_half is None:
