@@ -1444,7 +1444,7 @@ def test_llama_diagram_narrow_fits_a_phone_s_column(preset):
     assert min(t.get_fontsize() for t in fig.axes[0].texts if t.get_text()) >= 13
     labels = " | ".join(t.get_text() for t in fig.axes[0].texts)
     c = config
-    assert f"layer $L - 1$ = {c.num_hidden_layers - 1}" in labels and "layer 0" in labels
+    assert f"layer\n$L - 1$ = {c.num_hidden_layers - 1}" in labels and "layer 0" in labels
     assert f"$H_{{kv}}$ = {c.num_key_value_heads}" in labels
     assert f"{c.intermediate_size:,}" in labels
     assert f"{c.vocab_size:,}" in labels
@@ -1457,7 +1457,9 @@ def test_llama_diagram_narrow_fits_a_phone_s_column(preset):
 @pytest.mark.parametrize("narrow", [False, True])
 def test_llama_diagram_zooms_from_layer_0_with_dark_dotted_lines(narrow):
     """Fig. 17.1: the two dotted lines leave layer 0's box at its top and bottom right corners (not
-    between layer 0 and layer 1) and reach the dashed box of the enlarged layer, in a dark grey."""
+    between layer 0 and layer 1) and reach the dashed box of the enlarged layer, in a dark blue that
+    also outlines layer 0 and the dashed box (reader s36: grey lines beside the grey dashed border
+    could not be seen to start at layer 0)."""
     fig = viz.llama_diagram(LlamaConfig.llama3_1_8b(), narrow=narrow)
     ax = fig.axes[0]
     dotted = [line for line in ax.lines if line.get_linestyle() == ":"]
@@ -1481,6 +1483,14 @@ def test_llama_diagram_zooms_from_layer_0_with_dark_dotted_lines(narrow):
     assert ends == pytest.approx([box.y0, box.y1], abs=0.1)
     assert all(line.get_xdata()[1] == pytest.approx(box.x0, abs=0.1) for line in dotted)
     assert all(to_rgba(line.get_color())[0] <= 0.35 for line in dotted)
+    blue = to_rgba(dotted[0].get_color())
+    assert blue[2] > 0.5 and blue == to_rgba(dotted[1].get_color())  # blue, not grey
+    box_0_patch = next(
+        p
+        for p in ax.patches
+        if isinstance(p, FancyBboxPatch) and p.get_bbox().contains(*layer_0.get_position())
+    )
+    assert box_0_patch.get_edgecolor() == blue and dashed.get_edgecolor() == blue
     assert "joined to layer 0 by two dotted lines" in fig.alt_text
 
 

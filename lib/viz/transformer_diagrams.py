@@ -1198,16 +1198,26 @@ def llama_diagram(config, *, narrow=False):
     return fig
 
 
-ZOOM_GREY = "0.3"  # the dotted zoom lines: dark enough to follow on a phone
+# the dotted zoom lines, layer 0's edge and the enlarged layer's dashed box, in one dark blue: the
+# lines stand apart from the grey arrows and borders, and they lead from layer 0 to its enlargement
+ZOOM_COLOR = "#08519c"
 
 
 def _zoom_lines(ax, x_edge, y, half_height, x_box, box_ys):
     """Two dotted lines from the top and bottom right corners of one layer's box (its right edge at
     ``x_edge``, centred at ``y``, ``half_height`` high on each side) to the top and bottom left
-    corners of the enlarged layer's dashed box at ``x_box``, ``box_ys`` = (bottom, top)."""
+    corners of the enlarged layer's dashed box at ``x_box``, ``box_ys`` = (bottom, top), in
+    ZOOM_COLOR; the layer's box and the dashed box take its colour too."""
     bottom, top = box_ys
-    _line(ax, [x_edge, x_box], [y - half_height, bottom], color=ZOOM_GREY, lw=1.6, ls=":")
-    _line(ax, [x_edge, x_box], [y + half_height, top], color=ZOOM_GREY, lw=1.6, ls=":")
+    boxes = [p for p in ax.patches if isinstance(p, mpatches.FancyBboxPatch)]
+    for patch in boxes:  # layer 0's box: the one whose right edge the lines leave
+        box = patch.get_bbox()
+        if abs(box.x1 - x_edge) < 1e-9 and box.y0 < y < box.y1:
+            patch.set(ec=ZOOM_COLOR, lw=2)
+        elif patch.get_linestyle() == "--":
+            patch.set(ec=ZOOM_COLOR)
+    _line(ax, [x_edge, x_box], [y - half_height, bottom], color=ZOOM_COLOR, lw=1.8, ls=":")
+    _line(ax, [x_edge, x_box], [y + half_height, top], color=ZOOM_COLOR, lw=1.8, ls=":")
 
 
 def _llama_sizes(c):
@@ -1272,7 +1282,7 @@ def _llama_narrow(c):
     def half(text):  # half the height of a box of these lines
         return (0.2 + 0.21 * (text.count("\n") + 1)) / 2
 
-    x, w = 0.95, 1.75  # the stack
+    x, w = 0.85, 1.55  # the stack, narrow enough to leave room for the zoom lines
     lm = (
         "lm_head =\nembed_tokens$^\\top$" if c.tie_word_embeddings else "lm_head\n(own matrix)"
     ) + (f"\nsoftmax over\n{V:,}")
@@ -1282,7 +1292,7 @@ def _llama_narrow(c):
         (2.3, "layer 0", "attn"),
         (3.0, "layer 1", "attn"),
         (3.65, "$\\vdots$", None),
-        (4.3, f"layer $L - 1$ = {L - 1}", "attn"),
+        (4.3, f"layer\n$L - 1$ = {L - 1}", "attn"),
         (5.25, "norm\n(RMSNorm)", "norm"),
         (6.45, lm, "io"),
     ], font=font, half=half, gap=0.12)  # fmt: skip
