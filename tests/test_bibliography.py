@@ -97,6 +97,19 @@ def test_every_entry_is_complete():
         )
 
 
+def test_no_two_entries_cite_alike():
+    """An author-year citation names the first author, "et al." past two, and the year: two papers
+    that would read alike get a and b after the year (reader s36, ch01 pt 4: parsing and image
+    captioning were both "Vinyals et al., 2015")."""
+    seen = {}
+    for key, entry in parse_file(str(BIB), bib_format="bibtex").entries.items():
+        last = [" ".join(p.last_names) for p in entry.persons["author"]]
+        who = last[0] + (" et al." if len(last) > 2 else "".join(f" and {n}" for n in last[1:]))
+        label = f"{who}, {entry.fields['year']}"
+        assert label not in seen, f"{key} and {seen.get(label)} both cite as {label}"
+        seen[label] = key
+
+
 def test_every_cited_key_is_in_the_bib_and_every_entry_is_cited():
     cited = {key: entry for entry, text in documents().items() for key in cited_keys(text)}
     keys = bib_keys()

@@ -1600,21 +1600,21 @@ def _overlapping_texts(fig):
 
 
 def test_gru_cell_diagram_draws_nn_gru_s_equations():
-    """r_t and z_t read x_t and h_{t-1}; n_t reads x_t, h_{t-1} and r_t; the mix reads n_t, z_t and
-    h_{t-1} (torch's h_t = (1 - z_t) * n_t + z_t * h_{t-1}) and gives h_t."""
+    """r_j and z_j read x_j and h_{j-1}; n_j reads x_j, h_{j-1} and r_j; the mix reads n_j, z_j and
+    h_{j-1} (torch's h_j = (1 - z_j) * n_j + z_j * h_{j-1}) and gives h_j."""
     fig = viz.gru_cell_diagram()
     t = texts(fig)
     mix = (
-        "$\\mathbf{h}_t=(1-\\mathbf{z}_t)\\odot\\mathbf{n}_t+\\mathbf{z}_t\\odot\\mathbf{h}_{t-1}$"
+        "$\\mathbf{h}_j=(1-\\mathbf{z}_j)\\odot\\mathbf{n}_j+\\mathbf{z}_j\\odot\\mathbf{h}_{j-1}$"
     )
-    assert mix in t and "h_t = (1 - z_t) * n_t + z_t * h_(t-1)" in fig.alt_text
-    (x,) = _boxes_labelled(fig, "$\\mathbf{x}_t$")
-    (h_prev,) = _boxes_labelled(fig, "$\\mathbf{h}_{t-1}$")
-    (r,) = _boxes_labelled(fig, "reset gate $\\mathbf{r}_t$\n$\\sigma$")
-    (z,) = _boxes_labelled(fig, "update gate $\\mathbf{z}_t$\n$\\sigma$")
-    (n,) = _boxes_labelled(fig, "candidate $\\mathbf{n}_t$\n$\\tanh$")
+    assert mix in t and "h_j = (1 - z_j) * n_j + z_j * h_(j-1)" in fig.alt_text
+    (x,) = _boxes_labelled(fig, "$\\mathbf{x}_j$")
+    (h_prev,) = _boxes_labelled(fig, "$\\mathbf{h}_{j-1}$")
+    (r,) = _boxes_labelled(fig, "reset gate $\\mathbf{r}_j$\n$\\sigma$")
+    (z,) = _boxes_labelled(fig, "update gate $\\mathbf{z}_j$\n$\\sigma$")
+    (n,) = _boxes_labelled(fig, "candidate $\\mathbf{n}_j$\n$\\tanh$")
     (m,) = _boxes_labelled(fig, mix)
-    (h,) = _boxes_labelled(fig, "$\\mathbf{h}_t$")
+    (h,) = _boxes_labelled(fig, "$\\mathbf{h}_j$")
 
     def sources(box):
         """The boxes an arrow into ``box`` comes from: directly, or along a bus (a line drawn from
@@ -1648,7 +1648,7 @@ def test_gru_cell_diagram_draws_nn_gru_s_equations():
 
 
 def test_gru_cell_diagram_bridges_each_crossing_and_dots_each_join():
-    """Review s28, ch01 pt 6: x_t's grey drops crossed h_{t-1}'s dark bus with no mark, and the
+    """Review s28, ch01 pt 6: x_j's grey drops crossed h_{j-1}'s dark bus with no mark, and the
     crossings read as joins. Each crossing is a gap in the grey line (a white stroke over it, under
     the dark bus); each point where a drop leaves a bus, not at its end, has a dot."""
     fig = viz.gru_cell_diagram()
@@ -1696,8 +1696,8 @@ def test_gru_cell_diagram_bridges_each_crossing_and_dots_each_join():
                 if a.get_edgecolor() == color and y0 == ys[-1] and min(xs) < x0 < max(xs):
                     if x0 != xs[-1]:  # a drop from inside the bus, not its last corner
                         assert (x0, y0) in dots, (x0, y0)
-    # where h_{t-1}'s line meets its bus
-    (h_prev,) = _boxes_labelled(fig, "$\\mathbf{h}_{t-1}$")
+    # where h_{j-1}'s line meets its bus
+    (h_prev,) = _boxes_labelled(fig, "$\\mathbf{h}_{j-1}$")
     assert (_center(h_prev)[0], dark_bus[0][2]) in dots
 
 

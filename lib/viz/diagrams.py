@@ -1497,28 +1497,28 @@ def beam_search_diagram(*, narrow=False):
 
 def gru_cell_diagram():
     """Chapter 1's GRU cell, in the equations of PyTorch's ``nn.GRU`` (Cho et al. 2014, with the reset
-    gate applied after W_hn): x_t and h_{t-1} feed the reset gate r_t and the update gate z_t
-    (sigmoids); the candidate n_t (tanh) reads x_t and, through r_t, h_{t-1}; the new state
-    h_t = (1 - z_t) * n_t + z_t * h_{t-1}. Biases are left out. Drawn for a phone's column (5.2
+    gate applied after W_hn): x_j and h_{j-1} feed the reset gate r_j and the update gate z_j
+    (sigmoids); the candidate n_j (tanh) reads x_j and, through r_j, h_{j-1}; the new state
+    h_j = (1 - z_j) * n_j + z_j * h_{j-1}. Biases are left out. Drawn for a phone's column (5.2
     inches, 16-point text). Returns the Figure."""
     alt = (
-        "A GRU cell, read from top to bottom. Its two inputs, the word's vector x_t and the previous "
-        "state h_(t-1), each feed the reset gate r_t and the update gate z_t, two sigmoid boxes side "
-        "by side. The candidate n_t, a tanh box below them, reads x_t, h_(t-1) and r_t, which "
-        "scales how much of h_(t-1) it uses. A last box mixes them, h_t = (1 - z_t) * n_t + z_t * "
-        "h_(t-1), reading n_t, z_t and h_(t-1), whose line runs down the right edge; it gives the "
-        "new state h_t, at the bottom."
+        "A GRU cell, read from top to bottom. Its two inputs, the word's vector x_j and the previous "
+        "state h_(j-1), each feed the reset gate r_j and the update gate z_j, two sigmoid boxes side "
+        "by side. The candidate n_j, a tanh box below them, reads x_j, h_(j-1) and r_j, which "
+        "scales how much of h_(j-1) it uses. A last box mixes them, h_j = (1 - z_j) * n_j + z_j * "
+        "h_(j-1), reading n_j, z_j and h_(j-1), whose line runs down the right edge; it gives the "
+        "new state h_j, at the bottom."
     )
-    # larger than _phone_font(5.2): shown 313 px wide on a 360 px phone, the subscripts (r_t, h_{t-1})
+    # larger than _phone_font(5.2): shown 313 px wide on a 360 px phone, the subscripts (r_j, h_{j-1})
     # were a few pixels high at 13 points (review ch01_s30 pt 7); every label still fits its box
     font = 16
     fig, ax = _canvas(5.2, 5.3, alt)
     y_in, y_x, y_h, y_gate, y_n, y_mix, y_out = 4.95, 4.45, 4.05, 3.25, 2.2, 1.2, 0.35
     x_r, x_z, x_n, x_mix, x_right = 1.3, 4.0, 1.75, 2.45, 5.08
     x_xdrop, x_hdrop = 2.45, 2.85  # between the two gates, down to the candidate
-    _box(ax, 0.75, y_in, "$\\mathbf{x}_t$", "emb", w=0.8, h=0.5, fontsize=font)
-    _box(ax, 3.95, y_in, "$\\mathbf{h}_{t-1}$", "rnn", w=1.1, h=0.5, fontsize=font)
-    # two buses: x_t's (grey) and h_{t-1}'s (dark), each dropping into what reads it
+    _box(ax, 0.75, y_in, "$\\mathbf{x}_j$", "emb", w=0.8, h=0.5, fontsize=font)
+    _box(ax, 3.95, y_in, "$\\mathbf{h}_{j-1}$", "rnn", w=1.1, h=0.5, fontsize=font)
+    # two buses: x_j's (grey) and h_{j-1}'s (dark), each dropping into what reads it
     _line(ax, [0.75, 0.75, x_z - 0.25], [y_in - 0.25, y_x, y_x], color="0.45")
     _line(ax, [3.95, 3.95, x_r + 0.25], [y_in - 0.25, y_h, y_h], color="0.1")
     _line(ax, [3.95, 3.95, x_right, x_right], [y_in - 0.25, y_h, y_h, y_mix], color="0.1")
@@ -1542,7 +1542,7 @@ def gru_cell_diagram():
         ax,
         x_r,
         y_gate,
-        "reset gate $\\mathbf{r}_t$\n$\\sigma$",
+        "reset gate $\\mathbf{r}_j$\n$\\sigma$",
         "attn",
         w=1.9,
         h=0.7,
@@ -1552,23 +1552,23 @@ def gru_cell_diagram():
         ax,
         x_z,
         y_gate,
-        "update gate $\\mathbf{z}_t$\n$\\sigma$",
+        "update gate $\\mathbf{z}_j$\n$\\sigma$",
         "attn",
         w=1.9,
         h=0.7,
         fontsize=font,
     )
-    _arrow(ax, x_r, y_gate - 0.35, x_r, n_top)  # r_t scales h_{t-1} inside the candidate
-    _box(ax, x_n, y_n, "candidate $\\mathbf{n}_t$\n$\\tanh$", "ff", w=2.5, h=0.6, fontsize=font)
+    _arrow(ax, x_r, y_gate - 0.35, x_r, n_top)  # r_j scales h_{j-1} inside the candidate
+    _box(ax, x_n, y_n, "candidate $\\mathbf{n}_j$\n$\\tanh$", "ff", w=2.5, h=0.6, fontsize=font)
     mix = (
-        "$\\mathbf{h}_t=(1-\\mathbf{z}_t)\\odot\\mathbf{n}_t+\\mathbf{z}_t\\odot\\mathbf{h}_{t-1}$"
+        "$\\mathbf{h}_j=(1-\\mathbf{z}_j)\\odot\\mathbf{n}_j+\\mathbf{z}_j\\odot\\mathbf{h}_{j-1}$"
     )
     _box(ax, x_mix, y_mix, mix, "plain", w=4.4, h=0.5, fontsize=font)
     mix_top, mix_right = y_mix + 0.25, x_mix + 2.2
     _arrow(ax, x_n, y_n - 0.3, x_n, mix_top)
     _arrow(ax, x_z, y_gate - 0.35, x_z, mix_top)
     _arrow(ax, x_right, y_mix, mix_right, y_mix, color="0.1")
-    _box(ax, x_mix, y_out, "$\\mathbf{h}_t$", "rnn", w=0.8, h=0.45, fontsize=font)
+    _box(ax, x_mix, y_out, "$\\mathbf{h}_j$", "rnn", w=0.8, h=0.45, fontsize=font)
     _arrow(ax, x_mix, y_mix - 0.25, x_mix, y_out + 0.225)
     return fig
 
