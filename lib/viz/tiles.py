@@ -253,7 +253,9 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         bar = fig.colorbar(image, ax=[left, right], location="bottom", shrink=0.55, pad=0.02)
         bar.set_label("output value", fontsize=_EXPLORER_PT)
         bar.ax.tick_params(labelsize=_EXPLORER_PT)
-        bar.ax.xaxis.set_major_locator(plt.MaxNLocator(3))
+        # ticks at the ends of the scale: the darkest rows' values can be read off (a reader's
+        # report, s35b: ticks to 0.8 only, rows drawn darker than any tick)
+        bar.set_ticks([-vmax, 0.0, vmax], labels=[f"\u2212{vmax:.2f}", "0", f"{vmax:.2f}"])
         for r in range(T):
             label = "final" if r < s["exact"] else "in progress" if r < i1 else ""
             right.text(Dv + 0.15, r + 0.5, label, fontsize=_EXPLORER_PT, va="center", ha="left")
@@ -263,7 +265,7 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
                    alpha=0)  # fmt: skip
         right.set(xlim=(0, Dv + _LABEL_CELLS), ylim=(T, 0), xticks=[c + 0.5 for c in range(Dv)],
                   xticklabels=range(Dv), yticks=[])  # fmt: skip
-        right.set_title("output O", fontsize=_EXPLORER_PT, loc="left")
+        right.set_title("output O", fontsize=_EXPLORER_PT, loc="left", pad=12)  # clear of row 0
         right.set_xlabel("value dimension", fontsize=_EXPLORER_PT, loc="left")
         right.tick_params(labelsize=_EXPLORER_PT, length=0)
         for side in ("top", "right", "bottom", "left"):
