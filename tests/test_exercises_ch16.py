@@ -213,6 +213,11 @@ def test_check_discriminator_loss_rejects(name, wrong, message):
 def test_check_albert_prediction_accepts_right_answers_and_says_what_is_missing():
     assert ch16.check_albert_prediction(17_683_968, True)
     assert ch16.check_albert_prediction(17_683_968.0, True)
+    # reader s35b of chapter 16 (1): the chapter's table gives BERT-base ALBERT's vocabulary
+    # (109.1 million); the verdict says which BERT-base its 109,482,240 is
+    assert "vocabulary of 30,522 tokens (109,482,240)" in str(
+        ch16.check_albert_prediction(17_683_968, True).message
+    )
     assert ch16.check_albert_prediction(None, None).status == "not attempted"
     half = ch16.check_albert_prediction(None, True)
     assert half.status == "not attempted" and "albert_large_parameters" in half.message

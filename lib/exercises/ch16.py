@@ -465,4 +465,4 @@ def check_albert_prediction(albert_large_parameters: Any, xlarge_fewer_than_bert
         not_attempted("your parameter count is right; now give xlarge_fewer_than_bert_base.")
     embeddings, projection = (V + 512 + 2 + 2) * E_, E_ * H_ + H_
     which = "ALBERT-large has" if book else "Your ALBERT has"
-    return f"{which} {right:,} parameters: {embeddings:,} in the embeddings, {projection:,} in the projection, {layer:,} in its one layer and {H_ * H_ + H_:,} in the pooler; ALBERT-xlarge ({counts['albert_xlarge']:,}) is smaller than BERT-base ({counts['bert_base']:,})."
+    return f"{which} {right:,} parameters: {embeddings:,} in the embeddings, {projection:,} in the projection, {layer:,} in its one layer and {H_ * H_ + H_:,} in the pooler; ALBERT-xlarge ({counts['albert_xlarge']:,}) is smaller than BERT-base with BERT's vocabulary of 30,522 tokens ({counts['bert_base']:,})."
