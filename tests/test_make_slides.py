@@ -100,6 +100,9 @@ def test_a_table_and_a_short_list_of_the_prose_are_shown_and_long_prose_stays_in
     summary = next(src for _, src in _slides(deck) if src.startswith("## Summary"))
     assert summary == "## Summary\n\n- Words leave unknown tokens.\n- BPE merges frequent pairs."
     assert "The next chapter" in notes and "- Words leave unknown tokens." in notes
+    # an item cut short never ends on a colon that announces what was cut
+    item = "- New words are split by the merges: " + "*lowest* = *low* + `est</w>`, " * 6 + "so on."
+    assert make_slides.first_items(item + " More.") == item
     # a long list (a walk through code, line by line) stays in the notes
     walk = "\n".join(f"- `line_{i}()`: " + "what it does, at length. " * 6 for i in range(3))
     assert not make_slides.is_short_list(walk) and make_slides.is_short_list("- a\n- b")

@@ -215,12 +215,13 @@ def is_prose(block: str) -> bool:
     )
 
 
-def shortened(paragraph: str, limit: int = FIRST_PARAGRAPH) -> str:
-    """The paragraph, or its first sentences up to about ``limit`` characters."""
+def shortened(paragraph: str, limit: int = FIRST_PARAGRAPH, ends: str = ".!?:") -> str:
+    """The paragraph, or its first sentences up to about ``limit`` characters; a sentence ends on
+    one of ``ends``."""
     if len(paragraph) <= limit:
         return paragraph
     # not "et al. (2018)"
-    sentence_end = r"(?<=[.!?:])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*])"
+    sentence_end = rf"(?<=[{ends}])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*])"
     sentences = re.split(sentence_end, paragraph.replace("\n", " "))
     out = sentences[0]
     for s in sentences[1:]:
@@ -495,9 +496,12 @@ def _without_answers(d: "Deck", block: str) -> str:
 
 
 def first_items(block: str, n: int = 5, limit: int = 160) -> str:
-    """A list's first ``n`` items, each cut to its first sentences (about ``limit`` characters)."""
+    """A list's first ``n`` items, each cut to its first sentences (about ``limit`` characters),
+    never after a colon: an item does not end on what it announces (reader s36, T1)."""
     items = re.split(r"\n(?=[-*] |\d+\. )", block.strip())
-    return "\n".join(item[:2] + shortened(" ".join(item[2:].split()), limit) for item in items[:n])
+    return "\n".join(
+        item[:2] + shortened(" ".join(item[2:].split()), limit, ends=".!?") for item in items[:n]
+    )
 
 
 def deck(
