@@ -72,6 +72,42 @@ def test_a_first_paragraph_never_ends_on_what_the_slide_does_not_show():
     assert ("slide", f"## Weights\n\n{announcing}\n\n$$w = (0.2, 0.8)$$") in slides
 
 
+def test_a_table_and_a_short_list_of_the_prose_are_shown_and_long_prose_stays_in_the_notes():
+    """Reader s36, T1: chapter 10's slide "BPE and WordPiece compared" showed its title alone (the
+    Markdown table was in the speaker notes only), and its "Summary" slide only the sentence after
+    the bullets."""
+    table = "| | BPE | WordPiece |\n|---|---|---|\n| marks | `</w>` | `##` |"
+    long_prose = "A long aside for the speaker. " * 20
+    nb = _chapter(
+        nbformat.v4.new_markdown_cell("# C\n\nAn opening."),
+        nbformat.v4.new_markdown_cell(
+            f"## Compared\n\nThe table sets BPE against WordPiece:\n\n{table}\n\n{long_prose}"
+            "\n\nTwo terms:\n\n- a **unit**: a word;\n- a **token**: what the model reads."
+        ),
+        nbformat.v4.new_markdown_cell(
+            "## Summary\n\n- Words leave unknown tokens.\n- BPE merges frequent pairs.\n\n"
+            "The next chapter turns these tokens into predictions."
+        ),
+    )
+    deck = make_slides.deck(nb, {}, "x.html")
+    shown = "\n".join(src for _, src in _slides(deck))
+    notes = "\n".join(
+        c.source for c in deck.cells if c.metadata["slideshow"]["slide_type"] == "notes"
+    )
+    assert f"## Compared\n\nThe table sets BPE against WordPiece:\n\n{table}" in shown
+    assert "- a **unit**: a word;\n- a **token**: what the model reads." in shown
+    assert "A long aside" not in shown and long_prose.strip() in notes
+    summary = next(src for _, src in _slides(deck) if src.startswith("## Summary"))
+    assert summary == "## Summary\n\n- Words leave unknown tokens.\n- BPE merges frequent pairs."
+    assert "The next chapter" in notes and "- Words leave unknown tokens." in notes
+    # an item cut short never ends on a colon that announces what was cut
+    item = "- New words are split by the merges: " + "*lowest* = *low* + `est</w>`, " * 6 + "so on."
+    assert make_slides.first_items(item + " More.") == item
+    # a long list (a walk through code, line by line) stays in the notes
+    walk = "\n".join(f"- `line_{i}()`: " + "what it does, at length. " * 6 for i in range(3))
+    assert not make_slides.is_short_list(walk) and make_slides.is_short_list("- a\n- b")
+
+
 def test_the_exercises_become_questions_and_a_lecturers_own_slides_are_kept(tmp_path):
     own = tmp_path / "slides"
     own.mkdir()

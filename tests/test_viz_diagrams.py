@@ -1727,6 +1727,10 @@ def test_tokenizer_pipeline_diagram_draws_each_step_and_each_piece_over_its_id()
         for key in ("words", "word_pieces", "ids")
     }
     assert len(rows["ids"]) == 2 and len(rows["words"] | rows["word_pieces"]) == 3
+    # the first line of the pieces and of the ids ends on "…": the row goes on below (reader s36, M1)
+    dots = sorted(round(t.get_position()[1], 6) for t in fig.axes[0].texts if t.get_text() == "…")
+    assert len(dots) == 2 and dots[0] == max(rows["ids"])
+    assert dots[1] in rows["word_pieces"] and dots[1] < max(rows["words"])
     assert "##3" in fig.alt_text and PIPELINE["decoded"] in fig.alt_text
     assert _overlapping_texts(fig) == []
 

@@ -18,14 +18,15 @@ What goes on a slide is decided cell by cell (:func:`deck`), so that a slide hol
 - each ``#``/``##`` heading starts a slide and each ``###`` heading a sub-slide, with the section's
   first paragraph (cut to its first sentences when long); the rest of the prose goes to the speaker
   notes (press ``s`` in the deck);
-- display equations stay on the slide (a new sub-slide when the slide is full);
+- display equations, tables and short lists of the prose stay on the slide (a new sub-slide when
+  the slide is full);
 - every figure a cell draws gets a sub-slide of its own, without the code that drew it;
 - a table a cell prints gets a sub-slide; a short visible code cell (at most 6 lines) with a short
   printed result is shown with it; longer code, hidden cells and the checks are left to the chapter;
 - every page has a title: a figure, an equation or a table that starts a page gets its section's;
 - a section's first paragraph never ends on a sentence that announces what the slide does not show
-  ("... makes the point:"): the equation or list it announces comes with it, or the sentence goes to
-  the notes; a summary's list shows its first items;
+  ("... makes the point:"): the equation, list or table it announces comes with it, or the sentence goes to
+  the notes; a section that opens on a list (a summary) shows its first items;
 - the exercises are left out (they are the students' work) but come back as **questions for the
   class**, one per exercise (its title and the first question it asks), on the slide before the
   licence; an interactive figure shows its picture at its first setting, saying where it is live
@@ -52,6 +53,8 @@ TEMPLATES = ROOT / "tools" / "slides"
 
 MAX_CODE_LINES = 6  # a longer code cell stays in the chapter
 MAX_OUTPUT_LINES = 12  # a longer printed result stays in the chapter
+MAX_TABLE_LINES = 16  # a longer table stays in the chapter (printed) or the notes (in the prose)
+SHORT_LIST = 450  # characters: a list of the prose this short is shown on its slide
 SLIDE_BUDGET = 14  # lines of text a slide holds before the next item starts a sub-slide
 FIRST_PARAGRAPH = 320  # characters of a section's first paragraph shown on its slide
 SKIPPED_SECTIONS = ("exercises",)
@@ -212,12 +215,13 @@ def is_prose(block: str) -> bool:
     )
 
 
-def shortened(paragraph: str, limit: int = FIRST_PARAGRAPH) -> str:
-    """The paragraph, or its first sentences up to about ``limit`` characters."""
+def shortened(paragraph: str, limit: int = FIRST_PARAGRAPH, ends: str = ".!?:") -> str:
+    """The paragraph, or its first sentences up to about ``limit`` characters; a sentence ends on
+    one of ``ends``."""
     if len(paragraph) <= limit:
         return paragraph
     # not "et al. (2018)"
-    sentence_end = r"(?<=[.!?:])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*])"
+    sentence_end = rf"(?<=[{ends}])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*])"
     sentences = re.split(sentence_end, paragraph.replace("\n", " "))
     out = sentences[0]
     for s in sentences[1:]:
@@ -231,15 +235,25 @@ def is_list(block: str) -> bool:
     return block.lstrip().startswith(("- ", "* ", "1. "))
 
 
+def is_table(block: str) -> bool:
+    """A Markdown table of the prose short enough for a slide."""
+    return block.lstrip().startswith("|") and block.strip().count("\n") <= MAX_TABLE_LINES
+
+
+def is_short_list(block: str) -> bool:
+    """A list of the prose short enough to be shown whole on a slide."""
+    return is_list(block) and len(" ".join(block.split())) <= SHORT_LIST
+
+
 def without_loose_end(paragraph: str, following: str) -> str:
     """A section's first paragraph as its slide shows it: shortened, and never ending on a sentence
     that announces what comes next ("... makes the point:") unless what it announces follows on the
-    slide (a display equation or a list right after a paragraph that ends there)."""
+    slide (a display equation, a list or a table right after a paragraph that ends there)."""
     short = shortened(paragraph)
     if not short.endswith(":"):
         return short
     if short == " ".join(paragraph.split()) or short == paragraph:
-        if is_math(following) or is_list(following):
+        if is_math(following) or is_list(following) or is_table(following):
             return short
     sentences = re.split(r"(?<=[.!?])\s+(?=[A-Z*])", short)
     return " ".join(sentences[:-1]).strip()
@@ -412,7 +426,8 @@ def sections(parts: list[str]) -> list[list[str]]:
 
 def section_slides(d: "Deck", parts: list[str], level: int) -> None:
     """A section's heading with its first paragraph (or its list's first items) on a slide, its
-    display equations on the slide or the next, the rest of its prose in the speaker notes."""
+    display equations, tables and short lists on the slide or the next, the rest of its prose in
+    the speaker notes."""
     head = parts[0]
     if not head.startswith("#"):  # a cell that continues a section: its first block is prose
         head = _without_answers(d, head)
@@ -422,22 +437,29 @@ def section_slides(d: "Deck", parts: list[str], level: int) -> None:
         rest = parts[1:]
         prose = next((i for i, p in enumerate(rest[:2]) if is_prose(p)), None)
         shown = [head]
-        if prose is not None:
+        notes = []
+        if rest and is_list(rest[0]):
+            # a summary's list, also when a closing sentence follows it (reader s36, T1); the
+            # whole list goes to the notes
+            shown.append(first_items(rest[0]))
+            notes, rest = rest[:1], rest[1:]
+        elif prose is not None:
             following = rest[prose + 1] if prose + 1 < len(rest) else ""
             first = without_loose_end(rest[prose], following)
             if first:
                 shown.append(first)
-            if first.endswith(":") and (is_list(following) or is_math(following)):
+            if first.endswith(":") and any(
+                is_kind(following) for is_kind in (is_list, is_math, is_table)
+            ):
                 shown.append(following)  # "three kinds of input:" and the three, on one page
-        elif rest and is_list(rest[0]):
-            shown.append(first_items(rest[0]))  # a summary's list
         d.markdown("\n\n".join(shown), "slide" if level <= 2 else "subslide")
         rest = [p for p in rest if p not in shown[1:]]
     else:
-        rest = parts
-    notes = []
+        rest, notes = parts, []
     for part in rest:
-        if is_math(part):
+        # an equation, a table or a short list of the prose is shown (reader s36, T1: chapter 10's
+        # table comparing BPE and WordPiece reached only the notes); the rest of the prose is not
+        if is_math(part) or is_table(part) or is_short_list(part):
             d.notes(notes)
             notes = []
             d.markdown(part, "-")
@@ -474,9 +496,12 @@ def _without_answers(d: "Deck", block: str) -> str:
 
 
 def first_items(block: str, n: int = 5, limit: int = 160) -> str:
-    """A list's first ``n`` items, each cut to its first sentences (about ``limit`` characters)."""
+    """A list's first ``n`` items, each cut to its first sentences (about ``limit`` characters),
+    never after a colon: an item does not end on what it announces (reader s36, T1)."""
     items = re.split(r"\n(?=[-*] |\d+\. )", block.strip())
-    return "\n".join(item[:2] + shortened(" ".join(item[2:].split()), limit) for item in items[:n])
+    return "\n".join(
+        item[:2] + shortened(" ".join(item[2:].split()), limit, ends=".!?") for item in items[:n]
+    )
 
 
 def deck(
@@ -585,7 +610,7 @@ def output_slides(d: Deck, cell, cite: dict, chapter_url: str, widget_state: dic
         text = o.data["text/markdown"]
         # a short table gets a slide; a piece of the library's source (lib.viz.show_source, a
         # fenced code block) stays in the chapter, as longer code does
-        if text.count("\n") <= 16 and "```" not in text:
+        if text.count("\n") <= MAX_TABLE_LINES and "```" not in text:
             d.markdown(plain_markdown(text, cite), "subslide")
     if (live or widgets) and not figures and not tables:
         # an interactive figure: its picture at the first setting, with where it is live; one

@@ -1603,10 +1603,13 @@ def _line_starts(widths, room, gap=0.04):
 
 def _token_row(ax, x0, y, labels, widths, kind, starts):
     """One box per label, each ``widths[i]`` wide, left to right from ``x0``; a new line, lower by
-    ``_PIPE_LINE``, at each index of ``starts``."""
+    ``_PIPE_LINE``, at each index of ``starts``, the line before it ending on "…" (the row goes on
+    below: reader s36, M1)."""
     x = x0
     for i, (label, w) in enumerate(zip(labels, widths)):
         if i in starts:
+            if i:
+                ax.text(x, y, "…", fontsize=_PIPE_FONT, va="center", ha="left")
             x, y = x0, y if i == 0 else y - _PIPE_LINE
         _box(ax, x + w / 2, y, label, kind, w=w, h=0.4, fontsize=_PIPE_FONT, family="monospace")
         x += w + 0.04
@@ -1618,7 +1621,8 @@ def tokenizer_pipeline_diagram(text, normalized, words, pieces, ids, decoded):
     ``text`` -> normalise -> ``normalized`` -> pre-tokenise -> ``words`` -> the model (WordPiece's
     longest match; BPE would apply its merges) -> ``pieces`` -> the vocabulary -> ``ids``, each in
     its piece's column; and back, decode -> ``decoded``. Drawn for a phone's column (4.9 inches,
-    13-point text, 12 CSS px on a phone): a row of words, or of pieces over their ids, too long for one line takes two of about equal length.
+    13-point text, 12 CSS px on a phone): a row of words, or of pieces over their ids, too long for one
+    line takes two of about equal length, the first ending on "…".
     Returns the Figure."""
     for name, value in (("text", text), ("normalized", normalized), ("decoded", decoded)):
         check_type(value, name, str)
@@ -1629,7 +1633,9 @@ def tokenizer_pipeline_diagram(text, normalized, words, pieces, ids, decoded):
     strings = [f"{i}" for i in ids]
     columns = [max(len(p), len(s)) * _PIPE_CHAR + 0.06 for p, s in zip(pieces, strings)]
     word_widths = [len(w) * _PIPE_CHAR + 0.06 for w in words]
-    word_starts, piece_starts = (_line_starts(w, width - 2 * x0) for w in (word_widths, columns))
+    # room for a line's boxes and the "…" after a line that goes on below
+    room = width - 2 * x0 - _PIPE_CHAR
+    word_starts, piece_starts = (_line_starts(w, room) for w in (word_widths, columns))
     for name, starts in (("words", word_starts), ("pieces", piece_starts)):
         if starts is None:
             raise ValueError(f"{name}: too long to draw on two lines of {width} inches")
