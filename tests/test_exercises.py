@@ -632,6 +632,21 @@ def test_check_duplicate_key_names_both_wrong_predictions_at_once():
     assert "midpoint" not in text and "1/2" not in text
 
 
+def test_check_duplicate_key_names_swapped_coordinates_and_the_right_half():
+    """A reader's right midpoint written (y, x) was sent back to ties; a right hard_key went
+    unconfirmed (review s36)."""
+    with pytest.raises(ExerciseFailed) as failure:
+        check_duplicate_key((-0.2304, -0.3), 2)
+    text = failure.value.message
+    assert text.startswith("hard_key is right. ") and "coordinates swapped" in text
+    with pytest.raises(ExerciseFailed) as failure:
+        check_duplicate_key((-0.3, -0.23), 6)
+    assert failure.value.message.startswith("soft_limit is right. hard_key = 6, the copy")
+    with pytest.raises(ExerciseFailed) as failure:
+        check_duplicate_key((1.0, 1.0), 4)  # both wrong: no "is right"
+    assert "is right." not in failure.value.message
+
+
 def test_prediction_checkers_accept_right_answers_in_several_spellings():
     assert check_duplicate_key((-0.3, -0.23), 2) and check_duplicate_key(
         torch.tensor([-0.3, -0.2304]), torch.tensor(2)

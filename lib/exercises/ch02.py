@@ -91,6 +91,10 @@ def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
             fail(
                 f"soft_limit {where} is the average of all seven values: the output at lambda = 0, where every weight is 1/7. As lambda grows, the weight leaves every key whose score is not the highest."
             )
+        if (p.flip(0) - midpoint).norm() <= TOLERANCE:
+            fail(
+                f"soft_limit {where} is the right point with its coordinates swapped: write it as (x, y), x first."
+            )
         fail(
             f"soft_limit {where} is not where the soft output goes (it is {(p - midpoint).norm():.2f} away). Which keys share the highest score, and how does a softmax split the weight between equal scores as lambda grows?"
         )
@@ -122,8 +126,10 @@ def check_duplicate_key(soft_limit: Any, hard_key: Any) -> str:
     )
     if len(wrong) > 1:
         fail("Neither prediction is right yet. " + " ".join(wrong))
-    if wrong:
-        fail(wrong[0])
+    if wrong:  # one prediction wrong: say whether the other one is right
+        other = "hard_key" if "soft_limit" in wrong[0] else "soft_limit"
+        given = hard_key if other == "hard_key" else soft_limit
+        fail(wrong[0] if given is None else f"{other} is right. {wrong[0]}")
     if soft_limit is None:
         not_attempted("hard_key is right; now predict soft_limit too.")
     if hard_key is None:
