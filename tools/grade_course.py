@@ -865,7 +865,7 @@ def prediction_computed(source: str, names: list[str], earlier: str | list[str] 
 
 
 # a measurement a prediction exercise asks for beside its predictions (chapter 4's exercise 1: "Then
-# compute the table ... with `attention_records`, set `ne_share_left` to the share ..."): computed, as asked
+# compute the table ... `rates_table(...)`, set `ne_share_left` to the share ..."): computed, as asked
 MEASUREMENT = re.compile(r"\b[Ss]et `(\w+)` to\b")
 
 

@@ -135,7 +135,7 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any, ne_share_left: Any 
     if abs(share - BAHDANAU_NE_LEFT) <= 0.0005 or share == round(BAHDANAU_NE_LEFT, 2):
         # review ch04 s21, item 1: the alignment section's 93% (92.7%) is the Bahdanau model's
         fail(
-            f"ne_share_left = {share:g} is the Bahdanau model's share, the one the alignment section gives. Compute the table for luong_global: attention_records(luong_global, test_pairs), and count its 'ne'."
+            f"ne_share_left = {share:g} is the Bahdanau model's share, the one the alignment section gives. Compute the table for luong_global, rates_table(attention_records(luong_global, test_pairs)), and read its row for 'ne'."
         )
     decimals = len(f"{share:g}".partition(".")[2])
     if abs(share - left["ne"]) > 0.0005 and share == round(left["ne"], decimals):
@@ -145,16 +145,16 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any, ne_share_left: Any 
         )
     if abs(share - left["ne"]) > 0.0005:
         fail(
-            "ne_share_left is not the share the table gives for 'ne'. Count, among the target words 'ne' of attention_records(luong_global, test_pairs), those whose largest weight is on the source word just before the gold one, and divide by the number of 'ne'."
+            "ne_share_left is not the share the table gives for 'ne'. In rates_table(attention_records(luong_global, test_pairs)), the row for 'ne' gives it: the 'ne' whose largest weight is on the source word just before the gold one, divided by the number of 'ne'."
         )
     wrong = []  # every wrong prediction, named in one message
     if articles:
         wrong.append(
-            "articles_left: your prediction is not what the Luong global model does. Compare the row 'articles after another word' of your table, attention_records(luong_global, test_pairs), with Bahdanau's; then explain what you find from what each decoder's query has read when it writes an article."
+            "articles_left: your prediction is not what the Luong global model does. Compare the row 'articles after another word' of your table, rates_table(attention_records(luong_global, test_pairs)), with Bahdanau's; then explain what you find from what each decoder's query has read when it writes an article."
         )
     if not ne:
         wrong.append(
-            "ne_left: your prediction is not what the Luong global model does. Look at your table's row for 'ne' (attention_records(luong_global, test_pairs)); to explain it, reread that section's paragraph on what an annotation holds."
+            "ne_left: your prediction is not what the Luong global model does. Look at your table's row for 'ne' (rates_table(attention_records(luong_global, test_pairs))); to explain it, reread that section's paragraph on what an annotation holds."
         )
     if len(wrong) == 2:
         fail("both predictions are wrong. 1. " + wrong[0] + " 2. " + wrong[1])
