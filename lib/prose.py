@@ -28,7 +28,7 @@ the chapters on other kernel paths, where the notes may appear and the chapters 
 
 from __future__ import annotations
 
-from lib._checks.prose import check_claim, check_written
+from lib._checks.prose import check_claim, check_where, check_written
 
 NOTE = "The text says"
 
@@ -106,13 +106,18 @@ def _cell() -> int | None:
     return getattr(shell, "execution_count", None)
 
 
-def stated(value, written: str, spec: str, *, measured: str = "training") -> bool:
+def stated(value, written: str, spec: str, *, measured: str = "training", where: str = "") -> bool:
     """Check a number the text writes as ``written``, formatted with ``spec`` (".2f", ".0%"...);
-    ``measured`` as in :func:`holds`.
+    ``measured`` as in :func:`holds`. ``where`` says what the number counts and where the text
+    writes it, when the check prints above that sentence ("points lost, in the paragraph below"):
+    the note gives it in brackets after the number (readers s35: notes printed before the
+    sentence they corrected, with a bare number).
 
     >>> stated(0.4912, "0.49", ".2f")
     True
     """
     check_written(written)
+    check_where(where)
     got = format(value, spec)
-    return holds(got == written, written, got, measured=measured)
+    text = f"{written} ({where})" if where else written
+    return holds(got == written, text, got, measured=measured)

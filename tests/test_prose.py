@@ -122,6 +122,20 @@ def test_bad_arguments_are_named():
         holds(True, "fast", measured="speed")
     with pytest.raises(ValueError, match="measured"):
         stated(0.49, "0.49", ".2f", measured="time")
+    with pytest.raises(TypeError, match="where"):
+        stated(0.49, "0.49", ".2f", where=3)
+
+
+def test_a_note_says_where_its_number_is_written(capsys):
+    """Readers s35: a note printed above its sentence, with a bare number ("The text says 4"),
+    was hard to match to the text; ``where`` names what the number counts and where it is."""
+    assert stated(12.2, "4", ".0f", where="points lost, in the paragraph below") is False
+    out = capsys.readouterr().out
+    assert out.startswith(
+        f"{NOTE} 4 (points lost, in the paragraph below) where this run computed 12:"
+    )
+    assert stated(4.2, "4", ".0f", where="points lost, in the paragraph below") is True
+    assert capsys.readouterr().out == ""
 
 
 def test_no_chapter_cell_ends_on_a_bare_check_that_would_print_true():

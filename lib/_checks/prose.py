@@ -24,3 +24,12 @@ def check_written(written) -> None:
         raise TypeError(
             f"written: expected the number as the text writes it (a str), got {written!r}"
         )
+
+
+def check_where(where) -> None:
+    """``stated``'s ``where``: where the text writes the number, a str ("" when next to the check)."""
+    if not isinstance(where, str):
+        raise TypeError(
+            f"where: expected where the text writes the number (a str such as 'in the paragraph "
+            f"below'), got {where!r}"
+        )
