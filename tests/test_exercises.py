@@ -1866,3 +1866,24 @@ def test_an_error_the_grader_brings_back_from_the_sandbox_names_the_readers_line
     assert _where(error, space["forward"]) == (
         ", at line 2 of your cell (`return torch.cat(heads, dim=1)`)"
     )
+
+
+def test_chapter_5s_check_cells_hand_the_chapters_model_to_the_checker():
+    """The course's grader calls check_without_positions in its own process, with the check cell's
+    arguments read from the sandbox: a model the checker looked up in the notebook's namespace was
+    missing there, and every student's verdict said "model ... is not defined" (lecturer review s36,
+    M4). The check cells pass it."""
+    path = ROOT / "notebooks" / "05_attention_beyond_translation.ipynb"
+    calls = [
+        ast.parse(cell.source).body[-1].value
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "code" and "check_without_positions(" in cell.source
+    ]
+    assert len(calls) == 2
+    for checked in calls:
+        assert [ast.unparse(a) for a in checked.args] == [
+            "suffers_most",
+            "two_shapes_lose_5",
+            "blind_model",
+            "model",
+        ]

@@ -3417,6 +3417,11 @@ def _grade_run(args, course: Path, chapter: str, students: list[str]) -> int:
         # said when it passes, so that the log shows it ran (lecturer review s23, M10)
         checked = getattr(grader, "canary_checked", 0)
         print(f"worked solutions: {checked}/{checked} exercises full marks in the sandbox")
+        for line in getattr(grader, "canary_zero_point", []):
+            print(
+                "WARNING: a 0-point verdict fails on the worked solution, so every student's "
+                f"feedback may say it wrongly (a grader's fault; report it): {line}"
+            )
         students, autograde_s, results = _grade_students(
             course, chapter, grader, students, autograde=not args.no_autograde
         )
@@ -4029,6 +4034,13 @@ def worked_solution_fails(grader: Grader) -> list[str]:
     # count_parameters): not flagged here, where a grader's fault is looked for
     results = grader.grade(CANARY, nbformat.read(path, as_version=4), computed=False)
     grader.canary_checked = sum(r.test not in varied for r in results)  # for the line that says so
+    # a 0-point verdict (a prediction) that fails on the worked solution cannot lose points, but its
+    # message reaches every student's feedback: said, not stopped (lecturer review s36, M4)
+    grader.canary_zero_point = [
+        f"{r.test}: {r.message.splitlines()[0][:400]}"
+        for r in results
+        if r.points == 0 and r.message.startswith("✗") and r.test not in varied
+    ]
     return [
         f"{r.test}: {r.score:g} / {r.points:g}: {r.message.splitlines()[0][:400]}"
         + "".join(f"\n    withheld from the feedback: {said[:600]}" for said in r.withheld)
