@@ -166,3 +166,17 @@ def test_no_tracked_file_holds_a_merge_conflict_marker():
             continue
         found += [f"{name}: {m.group(0)!r}" for m in marker.finditer(text)]
     assert not found, found
+
+
+def test_a_folded_boxs_title_is_plain_text():
+    """A click on emphasis or code inside a dropdown's title does not open it (the toggle listens
+    on the title, and the click lands on the <em>: reader s36b, ch17): titles are plain text."""
+    marked = re.compile(r":::\{admonition\} ([^\n]*(`|\*[^*\s][^*]*\*)[^\n]*)")
+    found = [
+        f"{path.name}: {m.group(1)}"
+        for path in CHAPTERS
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "markdown"
+        for m in marked.finditer(cell.source)
+    ]
+    assert not found, found
