@@ -171,7 +171,7 @@ def test_no_tracked_file_holds_a_merge_conflict_marker():
 def test_a_folded_boxs_title_is_plain_text():
     """A click on emphasis or code inside a dropdown's title does not open it (the toggle listens
     on the title, and the click lands on the <em>: reader s36b, ch17): titles are plain text."""
-    marked = re.compile(r":::\{admonition\} ([^\n]*(`|\*[^*\s][^*]*\*)[^\n]*)")
+    marked = re.compile(r":::\{admonition\} ([^\n]*(`|\*[^*\s][^*\n]*\*)[^\n]*)")
     found = [
         f"{path.name}: {m.group(1)}"
         for path in CHAPTERS
