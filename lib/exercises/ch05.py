@@ -90,7 +90,7 @@ def _captioner(value: Any, name: str, what: str) -> Any:
 
 def _chapter_model(model: Any) -> Any:
     """``model`` if given (the check cell passes it: the course's grader reads it from its sandbox,
-    where the chapter's code trained it; lecturer review s36, M4: looked up here, it was missing in
+    where the chapter's code trained it; course review s36, M4: looked up here, it was missing in
     the grader's process), or else the chapter's captioner ``model`` of the notebook's kernel."""
     frame = sys._getframe(1)
     while model is None and frame is not None:  # the check cell's namespace: the notebook's, or the
