@@ -141,7 +141,7 @@ def check_one_head(n_params: Any, learns_task: Any, accuracy: Any = None) -> str
         fail(
             f"learns_task: your run says otherwise (both digits right at {measured:.0%} of the positions, short of 99%); look with relation_weights(one_head(X_test)[1], M_test): where does the single head put its weight, and which digit stays at chance?"
         )
-    return f"both predictions are right, and your run agrees ({measured:.0%}): {N_PARAMETERS:,} parameters, as with four heads, but in these 300 steps the one head settles on one of the two lookups and leaves the other digit to chance. A blend that serves both exists (see the model answer); this training does not find it."
+    return f"both predictions are right, and your run agrees ({measured:.0%}): {N_PARAMETERS:,} parameters, as with four heads, but in these 300 steps the one head settles on one of the two lookups and leaves the other digit to chance. A blend that serves both is possible in principle (see the model answer); this training does not find it."
 
 
 # --- exercise 2: heads as separate matrices --------------------------------------------------------------

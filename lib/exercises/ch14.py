@@ -546,8 +546,8 @@ def _check_medium_params(medium_params: Any) -> None:
         estimate = 12 * _N * _D**2 + _V * _D
         if _near(v, estimate):
             fail(
-                f"medium_params = {v:,.0f} is the estimate 12 L D^2 + V D = {estimate:,}, short of the exact count. It leaves out the position and segment tables, every bias, every LayerNorm and the pooler: count each of them."
-            )
+                f"medium_params = {v:,.0f} is {'' if v == estimate else 'close to '}the estimate 12 L D^2 + V D = {estimate:,}, short of the exact count. The estimate leaves out the position and segment tables, every bias, every LayerNorm and the pooler: count each of them."
+            )  # "close to": a near number need not be the estimate itself (reader s36b, ch14)
         below = "below" if v < MEDIUM_PARAMS else "above"
         fail(
             f"medium_params = {v:,.0f} is not it: it is {abs(v / MEDIUM_PARAMS - 1):.1%} {below} the exact count. Count one layer (attention and feed-forward network, with their biases and LayerNorms), then the embeddings and the pooler."
