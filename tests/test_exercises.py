@@ -1297,13 +1297,13 @@ PREDICTIONS_WRONG_LATER = [
     (ch09.check_parameter_counts, (None, 6_303_744, None), "counts one matrix per network"),
     # 6 networks x 2 matrices = 12 networks x 1 matrix without biases: either mistake, named both
     (ch09.check_parameter_counts, (None, 12 * 512 * 1024, None), "either the encoder's 6"),
-    (ch09.check_parameter_counts, (None, 6 * 512 * 1024, None), "a quarter of the answer"),
+    (ch09.check_parameter_counts, (None, 6 * 512 * 1024, None), "misses two things"),
     (ch09.check_parameter_counts, (0.30, 0.20, 1.70), "gain_separate = 0.3 looks like a share"),
     (ch09.check_parameter_counts, (None, 0.2, None), "the variables hold counts"),
-    (ch09.check_parameter_counts, (None, 25_190_400, None), "halving d_ff removes half"),
+    (ch09.check_parameter_counts, (None, 25_190_400, None), "as if halving d_ff removed every one"),
     # 1024 x 1024 matrices: the same count, within 0.1%, told what it equals, not how it was made
     (ch09.check_parameter_counts, (None, 12 * 2 * 1024 * 1024, None), "512 x 2048 to 512 x 1024"),
-    # d_model read as 1024: exactly twice the answer; the message names both readings
+    # d_model read as 1024: two matrices counted; the message names both readings
     (ch09.check_parameter_counts, (37_000 * 1024, None, None), "1024 is the big model's"),
     # the layers doubled, the embedding left out (within 0.03% of base + 6 decoder layers)
     (
@@ -1341,6 +1341,24 @@ def test_ch09_parameter_count_never_gives_the_total_away(guess):
     assert "is not it" in message and "cross-attention" in message
     numbers = {int(n.replace(",", "")) for n in re.findall(r"\d[\d,]{4,}", message)}
     assert numbers <= {int(guess)}, numbers
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        (2 * 18_944_000, None, None),
+        (None, 12 * 512 * 1024, None),
+        (None, 6 * 512 * 1024, None),
+        (None, 25_190_400, None),
+    ],
+)
+def test_ch09_parameter_counts_name_no_ratio_to_the_answer(args):
+    """A miscount that is a multiple of the answer is named by its mistake, not by the ratio ("twice
+    the answer"), which would let a reader divide and pass (reader s36b)."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch09.check_parameter_counts(*args)
+    message = str(failed.value)
+    assert not re.search(r"(twice|half|quarter) (of )?the answer", message), message
 
 
 @pytest.mark.parametrize(

@@ -742,7 +742,7 @@ _BASE = 63_082_496
 PARAMETER_COUNTS = [
     ((18_944_000, 12_582_912, 107_220_992), "passed"),
     ((2 * 18_944_000, None, None), "stays tied to the target embedding"),
-    ((None, 6_291_456, None), "is half the answer"),
+    ((None, 6_291_456, None), "counts either the encoder's 6"),
     ((None, None, 2 * _BASE), "is twice the base model"),
     ((None, None, _BASE + 12 * _ENC), "a decoder layer also has a cross-attention"),
     ((None, None, _BASE + 6 * _ENC), "6 more encoder layers and 6 more decoder layers"),

@@ -410,15 +410,15 @@ def _check_loss_half_ff(loss_half_ff: Any, n: dict) -> None:
             )
         if _is(v, n["half d_ff"] / 2):  # 6 x 2 matrices = 12 x 1 matrix, biases left out
             fail(
-                f"loss_half_ff = {v:,.0f} is half the answer: it counts either the encoder's 6 feed-forward networks only (the decoder's 6 layers have one each as well), or one matrix per network (each has two, d_model x d_ff and d_ff x d_model, both halved)."
+                f"loss_half_ff = {v:,.0f} counts either the encoder's 6 feed-forward networks only (the decoder's 6 layers have one each as well), or one matrix per network (each has two, d_model x d_ff and d_ff x d_model, both halved)."
             )
         if _is(v, n["half d_ff"] / 4):
             fail(
-                f"loss_half_ff = {v:,.0f} is a quarter of the answer: the decoder's 6 layers have a feed-forward network as well as the encoder's, and each network has two matrices (d_model x d_ff and d_ff x d_model), both halved."
+                f"loss_half_ff = {v:,.0f} misses two things: the decoder's 6 layers have a feed-forward network as well as the encoder's, and each network has two matrices (d_model x d_ff and d_ff x d_model), both halved."
             )
         if _is(v, 2 * n["half d_ff"]):
             fail(
-                f"loss_half_ff = {v:,.0f} is twice the answer, as much as all the feed-forward parameters; halving d_ff removes half of them: each of the 24 matrices goes from 512 x 2048 to 512 x 1024 (d_model x d_ff)."
+                f"loss_half_ff = {v:,.0f} is as much as all the feed-forward weights, as if halving d_ff removed every one; it takes each of the 24 matrices from 512 x 2048 to 512 x 1024 (d_model x d_ff)."
             )
         if _is(v, base - n["half d_ff"]):
             fail(f"loss_half_ff = {v:,.0f} is the new total; the question asks for the loss.")
@@ -473,7 +473,7 @@ def _check_gain_separate(gain_separate: Any, n: dict, vocab: int) -> None:
     if not (_near(v, n["separate"]) or _near(v, n["separate, library"])):
         if _is(v, 2 * n["separate"]):
             fail(
-                f"gain_separate = {v:,.0f} is twice the answer (2 x vocabulary x 512, as much as vocabulary x 1024). Only the source embedding is new, vocabulary x d_model with base's d_model = 512 (1024 is the big model's): the pre-softmax layer stays tied to the target embedding (as the question says; sec. 3.4), so it adds nothing."
+                f"gain_separate = {v:,.0f} counts two new matrices of vocabulary x 512 (or one of vocabulary x 1024). Only the source embedding is new, vocabulary x d_model with base's d_model = 512 (1024 is the big model's): the pre-softmax layer stays tied to the target embedding (as the question says; sec. 3.4), so it adds nothing."
             )
         if _is(v, base + n["separate"]):
             fail(f"gain_separate = {v:,.0f} is the new total; the question asks for the gain.")
