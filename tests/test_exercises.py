@@ -1419,6 +1419,7 @@ def test_shape_predictions_are_not_judged_without_the_trained_model(args):
     does not claim to record them (reader s30: nothing was kept)."""
     verdict = ch05.check_without_positions(*args)
     assert verdict.status == "not attempted" and "train blind_model" in verdict.message
+    assert verdict.exercise == "blind_model"  # the part still to do (reader s36b, ch04)
     assert "recorded" not in verdict.message and "does not keep them" in verdict.message
     for answer in ("three", " 3 ", "lose most", "right", "wrong"):
         assert answer not in verdict.message

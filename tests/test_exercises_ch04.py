@@ -277,6 +277,10 @@ def test_check_luong_looks_left_accepts_and_says_what_is_missing():
     # review ch04 s18, item 9: two right guesses do not pass alone, the computed share is asked for
     guessed = ch04.check_luong_looks_left(False, True)
     assert guessed.status == "not attempted" and "ne_share_left" in guessed.message
+    # reader s36b: the headline names the part still to do, not the exercise as if nothing were written
+    assert guessed.exercise == "ne_share_left" and "predictions are written" in guessed.message
+    assert ch04.check_luong_looks_left(None, True).exercise == "articles_left"
+    assert ch04.check_luong_looks_left(None, None).exercise == "Luong looks left"
     assert ch04.check_luong_looks_left(False, None).status == "not attempted"
     assert "articles_left" in ch04.check_luong_looks_left(None, True).message
     # review ch04 s21, item 2: before the share is measured, wrong guesses are not judged either

@@ -201,6 +201,8 @@ def test_learns_task_is_graded_only_against_the_readers_run():
     True is named, a right False passes."""
     before = [ch07.check_one_head(13_209, guess) for guess in (True, False)]
     assert [v.status for v in before] == ["not attempted", "not attempted"]
+    # reader s36b (ch04): the headline names the part still to do, not the exercise
+    assert [v.exercise for v in before] == ["accuracy", "accuracy"]
     assert before[0].message == before[1].message
     assert "set accuracy to accuracies(one_head)['both digits']" in before[0].message
     assert "no" not in before[0].message.split()

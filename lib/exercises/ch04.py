@@ -113,15 +113,18 @@ def check_luong_looks_left(articles_left: Any, ne_left: Any, ne_share_left: Any 
     # both read first, so that a wrong type is named before anything is judged
     articles = None if articles_left is None else _prediction(articles_left, "articles_left")
     ne = None if ne_left is None else _prediction(ne_left, "ne_left")
+    # a part still to write is named in the headline ("ne_share_left: not attempted"), as chapter 8's
+    # checker does: "Luong looks left: not attempted" read as if the predictions were ignored (reader s36b)
     if articles is None:
-        not_attempted("now predict articles_left as well.")
+        not_attempted("now predict articles_left as well.", "articles_left")
     if ne is None:
-        not_attempted("now predict ne_left as well.")
+        not_attempted("now predict ne_left as well.", "ne_left")
     if ne_share_left is None:
         # review ch04 s21, item 2: the predictions are judged only once the table is computed, so that
         # the check cannot be run on two guesses to learn the answer before measuring it
         not_attempted(
-            "now compute the table and set ne_share_left to the share of the 'ne' whose largest weight is on the word before the gold one. The checker judges your predictions only beside that measurement, and it does not keep them: leave the ones you wrote first."
+            "your two predictions are written; now compute the table and set ne_share_left to the share of the 'ne' whose largest weight is on the word before the gold one. The checker judges your predictions only beside that measurement, and it does not keep them: leave the ones you wrote first.",
+            "ne_share_left",
         )
     left = luong_left_shares()
     share = expect_number(ne_share_left, "ne_share_left")

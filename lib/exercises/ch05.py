@@ -167,15 +167,20 @@ def check_without_positions(
         suffers_most = _number_of_shapes(suffers_most)
     if two_shapes_lose_5 is not None:
         two_shapes_lose_5 = expect_bool(two_shapes_lose_5, "two_shapes_lose_5")
+    # a part still to write is named in the headline, as in chapter 4 (reader s36b there)
     if suffers_most is None:
-        not_attempted("now predict which captions suffer most (suffers_most) as well.")
+        not_attempted(
+            "now predict which captions suffer most (suffers_most) as well.", "suffers_most"
+        )
     if two_shapes_lose_5 is None:
         not_attempted(
-            "now predict whether the two-shape captions lose more than 5 points (two_shapes_lose_5) as well."
+            "now predict whether the two-shape captions lose more than 5 points (two_shapes_lose_5) as well.",
+            "two_shapes_lose_5",
         )
     if blind_model is None:
         not_attempted(
-            "now train blind_model as the exercise says and hand it in beside your predictions: the checker judges them only against what your blind_model does, and it does not keep them, so leave the ones you wrote first."
+            "your two predictions are written; now train blind_model as the exercise says and hand it in beside them: the checker judges them only against what your blind_model does, and it does not keep them, so leave the ones you wrote first.",
+            "blind_model",
         )
     drops = _blind_drops(blind_model, model)
     wrong = []  # every wrong prediction, so that a second run does not reveal another

@@ -66,7 +66,7 @@ export function mountTranslator(root, example, ctx) {
       if (enc.unknown.length) {
         notes.push(`Not in the corpus's vocabulary, so read as <unk>: ${enc.unknown.map((w) => `“${w}”`).join(", ")}. ` +
           "The model only knows the generated language's words (open the list). " +
-          "It translates an <unk> as whatever word it finds likeliest there, usually a wrong one.");
+          "For an <unk> it writes what it finds likeliest there: usually a wrong word, or no word at all.");
       }
       const S = enc.ids.length;
       const out = await ctx.run("translator_encoder", { src_ids: { data: int64(enc.ids), dims: [1, S] } });
