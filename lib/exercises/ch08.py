@@ -397,8 +397,8 @@ def _distances(base: float = BASE) -> tuple[float, float]:
 @checker("smaller base")
 def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
     """Check the predictions of exercise 2 for sinusoidal_encoding(1000, 128, base=100): ``last_wavelength``,
-    the wavelength of the last pair (columns 126, 127), and ``distant_collision`` (True/False): do two
-    positions at least 20 apart get nearly the same vector, closer than two neighbours?"""
+    the wavelength of the last pair (columns 126, 127), and ``distant_collision`` (True/False): among positions
+    0 to 999, are some two positions at least 20 apart closer than two neighbours are?"""
     if last_wavelength is None and distant_collision is None:
         not_attempted(
             "write your two predictions (last_wavelength and distant_collision) in the cell above, then run this cell again."

@@ -41,7 +41,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from lib._validate import is_int
-from lib.viz.heatmap import attention_heatmap
+from lib.viz.heatmap import DIVERGING_CMAP, attention_heatmap
 from lib.viz.interactive import PHONE_RC, figure_png
 
 __all__ = [
@@ -417,11 +417,14 @@ def positional_encoding_figure(
         fig, (ax1, ax2) = plt.subplots(
             2, 1, figsize=(4.6, 5.0), dpi=72, height_ratios=[2, 1], layout="constrained"
         )
-        # cividis over [-1, 1] with its colour bar, as the page's live table draws it (posenc.js)
-        image = ax1.imshow(table, aspect="auto", cmap="cividis", vmin=-1, vmax=1)
+        # PuOr over [-1, 1] with its colour bar, as the chapter's other PE figures and the page's live
+        # table (posenc.js) draw it
+        image = ax1.imshow(table, aspect="auto", cmap=DIVERGING_CMAP, vmin=-1, vmax=1)
         bar = fig.colorbar(image, ax=[ax1, ax2], shrink=0.6, anchor=(0.0, 1.0), ticks=[-1, 0, 1])
         bar.set_label("PE value")
-        ax1.axhline(position, color="C1", lw=1)
+        # the row framed in black and white: seen on orange, white and purple cells alike
+        ax1.axhline(position, color="black", lw=2.5)
+        ax1.axhline(position, color="white", lw=1)
         ax1.set(
             xlabel="dimension",
             ylabel="position",
@@ -437,7 +440,7 @@ def positional_encoding_figure(
     png = figure_png(fig)
     plt.close(fig)
     example = {"positions": positions, "d_model": d_model, "base": base, "position": position}
-    alt = f"The sinusoidal positional-encoding table for {positions} positions and {d_model} dimensions (base {base:g}), coloured from dark blue (-1) to yellow (+1) as its colour bar shows, and row {position} drawn over the dimensions as two curves, its sines (even dimensions) and its cosines (odd)."
+    alt = f"The sinusoidal positional-encoding table for {positions} positions and {d_model} dimensions (base {base:g}), coloured from orange (-1) through white (0) to purple (+1) as its colour bar shows, and row {position} drawn over the dimensions as two curves, its sines (even dimensions) and its cosines (odd)."
     return LiveFigure("positional-encoding", example, png=png, alt=alt, caption=caption)
 
 

@@ -8,13 +8,27 @@ function hex(c) {
   return [1, 3, 5].map((i) => parseInt(c.slice(i, i + 2), 16));
 }
 
-export function colour(value, lo = 0, hi = 1) {
-  const t = Math.min(1, Math.max(0, (value - lo) / (hi - lo || 1))) * (CIVIDIS.length - 1);
-  const i = Math.min(CIVIDIS.length - 2, Math.floor(t));
-  const a = hex(CIVIDIS[i]);
-  const b = hex(CIVIDIS[i + 1]);
+// matplotlib's PuOr (the book's DIVERGING_CMAP: values that can be negative), sampled at 9 stops:
+// orange at the low end, white in the middle, purple at the high end
+const PUOR = ["#7f3b08", "#be630a", "#ef9e3c", "#fed7a2", "#f6f6f7", "#cecde4", "#988dbe", "#5d3790",
+  "#2d004b"];
+
+function shade(stops, value, lo, hi) {
+  const t = Math.min(1, Math.max(0, (value - lo) / (hi - lo || 1))) * (stops.length - 1);
+  const i = Math.min(stops.length - 2, Math.floor(t));
+  const a = hex(stops[i]);
+  const b = hex(stops[i + 1]);
   const mix = a.map((x, k) => Math.round(x + (b[k] - x) * (t - i)));
   return `rgb(${mix.join(",")})`;
+}
+
+export function colour(value, lo = 0, hi = 1) {
+  return shade(CIVIDIS, value, lo, hi);
+}
+
+// The diverging colour of value in [lo, hi] (PuOr), for signed values such as chapter 8's PE table.
+export function diverging(value, lo = -1, hi = 1) {
+  return shade(PUOR, value, lo, hi);
 }
 
 // The text colour on colour(value): black or white, whichever contrasts more with the shade (WCAG's

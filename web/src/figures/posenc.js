@@ -1,7 +1,7 @@
 // Positional encoding for any position, dimension and base (chapter 8), computed in the page:
 // PE[pos, 2i] = sin(pos / base^(2i/d)), PE[pos, 2i+1] = cos(pos / base^(2i/d))  (Vaswani et al. 2017,
 // sec. 3.5; lib.positional.sinusoidal_encoding). No model, nothing to download.
-import { colour, el, html, numbersTable } from "../draw.js";
+import { diverging, el, html, numbersTable } from "../draw.js";
 
 export function encoding(pos, d, base) {
   const out = new Float64Array(d);
@@ -16,18 +16,18 @@ export function encoding(pos, d, base) {
 const wavelength = (x) => (x >= 100 ? Math.round(x).toLocaleString("en-US") : x.toPrecision(3));
 
 // A vertical colour bar for values in [-1, 1] (PE's range), as tall as the table, with ticks at -1, 0
-// and 1 and its label; its colours are those of the table (colour((v + 1) / 2)).
+// and 1 and its label; its colours are those of the table (diverging(v), PuOr as in the chapter's figures).
 export function colourBar(container, tableHeight) {
   const barH = Math.max(120, tableHeight);
   const width = 64;
   const svg = el("svg", { width, height: barH + 12, viewBox: `0 0 ${width} ${barH + 12}`, role: "img",
     class: "book-live-colourbar-svg", "font-size": FONT, "font-family": "sans-serif" });
   el("title", {}, svg).textContent =
-    "colour scale of the table: dark blue is -1, grey 0, yellow +1";
+    "colour scale of the table: orange is -1, white 0, purple +1";
   const steps = 60;
   for (let k = 0; k < steps; k++) {
     el("rect", { x: 2, y: 6 + barH - (k + 1) * barH / steps, width: 14, height: barH / steps + 0.5,
-      fill: colour(k / (steps - 1)) }, svg);
+      fill: diverging(2 * k / (steps - 1) - 1) }, svg);
   }
   el("rect", { x: 2, y: 6, width: 14, height: barH, fill: "none", stroke: "#555" }, svg);
   [-1, 0, 1].forEach((v) => {
@@ -64,7 +64,8 @@ function settingProblems(P, D, b, p) {
   return problems;
 }
 
-// The P x D table on the canvas, one coloured cell per value, and position p's row framed in orange.
+// The P x D table on the canvas, one coloured cell per value, and position p's row framed in black and
+// white (seen on orange, white and purple cells alike).
 function drawTable(canvas, P, D, b, p) {
   const scale = Math.max(1, Math.floor(560 / D));
   const rowH = Math.max(1, Math.floor(300 / P));
@@ -74,13 +75,17 @@ function drawTable(canvas, P, D, b, p) {
   for (let pos = 0; pos < P; pos++) {
     const row = encoding(pos, D, b);
     for (let j = 0; j < D; j++) {
-      g.fillStyle = colour((row[j] + 1) / 2);
+      g.fillStyle = diverging(row[j]);
       g.fillRect(j * scale, pos * rowH, scale, rowH);
     }
   }
-  g.strokeStyle = "#e8710a";
-  g.lineWidth = 2;
-  g.strokeRect(0, p * rowH, D * scale, Math.max(rowH, 2));
+  const frame = [0, p * rowH, D * scale, Math.max(rowH, 2)];
+  g.strokeStyle = "#000";
+  g.lineWidth = 3;
+  g.strokeRect(...frame);
+  g.strokeStyle = "#fff";
+  g.lineWidth = 1;
+  g.strokeRect(...frame);
 }
 
 // The curve's and the tick labels' geometry, in CSS pixels: the curve is drawn at the size the page shows
@@ -186,7 +191,7 @@ export function mountPositional(root, example, ctx) {
   const dims = field("d_model", example.d_model, { min: 2, max: 1024, step: 2 });
   const base = field("base", example.base, { min: 1.0001, step: 1000 });
   const position = field("position", example.position, { min: 0, step: 1 });
-  // the table and its colour bar side by side: cividis over [-1, 1], as the static picture
+  // the table and its colour bar side by side: PuOr over [-1, 1], as the static picture
   // (lib.viz.live.positional_encoding_figure) draws it with matplotlib
   // the table's axes, said in words above it (the canvas has no room for tick labels on a phone)
   const axes = html("p", { class: "book-live-axes", style: "margin: 0.3em 0; font-size: 0.9em" }, root);
@@ -241,7 +246,7 @@ export function mountPositional(root, example, ctx) {
     line.replaceChildren(curveBox, numbersTable(Array.from(vec, (v) => [v]),
       Array.from(vec, (_, j) => String(j)), [`PE[${p}, j]`], `PE[${p}, :]: the ${D} values of position ${p}`,
       "dimension j", line));
-    status.textContent = `Row ${p} (orange) of the ${P} x ${D} table, drawn below as two curves over the ` +
+    status.textContent = `Row ${p} (framed) of the ${P} x ${D} table, drawn below as two curves over the ` +
       `dimensions: fast sines on the left, slow ones on the right (wavelengths from 2π to ` +
       `${wavelength(2 * Math.PI * b ** ((D - 2) / D))}).`;
     root.dataset.values = JSON.stringify(Array.from(vec));
