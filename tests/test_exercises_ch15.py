@@ -143,6 +143,18 @@ def _variant(**kwargs):
     ).float()
 
 
+def _specials_left_out_off_by_one(model, tokenizer, texts):
+    """Reader s36b's attempt to leave out [CLS] and [SEP]: [SEP] sought after position 0 is zeroed."""
+    batch = tokenizer.encode_batch(texts)
+    mask = batch.attention_mask.clone()
+    with torch.no_grad():
+        h = model(batch.input_ids, attention_mask=batch.attention_mask).sequence_output
+    mask[:, 0] = 0
+    mask[torch.arange(len(texts)), mask.sum(1) - 1] = 0  # one before [SEP]
+    m = mask[..., None].float()
+    return F.normalize((h * m).sum(1) / m.sum(1), dim=-1)
+
+
 def _in_training_mode(model, tokenizer, texts):
     model.train()
     return ch15.embed_reference(model, tokenizer, texts)
@@ -205,6 +217,18 @@ EMBED_WRONG = [
         "special tokens left out",
         _variant(specials=False),
         "you left [CLS] and [SEP] out of the mean",
+    ),
+    ("[CLS] left out", _variant(specials="cls"), "you left [CLS] out of the mean."),
+    (
+        # reader s36b: position 0 zeroed, then [SEP] sought at mask.sum(1) - 1, one too early
+        "[CLS] and the token before [SEP] left out",
+        _variant(specials="cls_off_by_one"),
+        "you left [CLS] out of the mean, and with it the last token before [SEP], not [SEP]",
+    ),
+    (
+        "the reader's code for it",
+        _specials_left_out_off_by_one,
+        "you left [CLS] out of the mean, and with it the last token before [SEP], not [SEP]",
     ),
     (
         # the reader's slice: sequence_output[:, 1:-1].mean(1), the mask given to the model

@@ -103,7 +103,7 @@ def embed_reference(
     pooling: str = "mean",
     mask_model: bool = True,
     mask_mean: bool = True,
-    specials: bool = True,
+    specials: bool | str = True,
     normalize: bool = True,
     layer: int | None = None,
     mask_as_segments: bool = False,
@@ -112,7 +112,9 @@ def embed_reference(
     """Sentence vectors [B, D] (float64) of ``texts``: the answer of exercise 2, and, with the keywords, the
     usual mistakes. pooling "mean" | "cls" (the first token's last-layer vector) | "pooled" (``pooled_output``);
     mask_model: pass ``attention_mask`` to the model; mask_mean: average over the real tokens only (else over
-    all T positions, padding included); specials: [CLS] and [SEP] in the mean; normalize: scale to length 1;
+    all T positions, padding included); specials: [CLS] and [SEP] in the mean (False: both left out; "cls": [CLS] only;
+    "cls_off_by_one": [CLS] and the token before [SEP], as ``mask.sum(1) - 1`` finds "[SEP]" once position 0 is
+    zeroed); normalize: scale to length 1;
     layer: average ``hidden_states[layer]`` instead of the last layer's output; mask_as_segments: the mask
     given as the second positional argument, ``token_type_ids`` (with mask_model=False, as
     ``model(ids, mask)`` gives it); sliced: the first and last positions of the padded batch left out of the
@@ -134,10 +136,14 @@ def embed_reference(
         mask = batch.attention_mask.double()  # [B, T]
         if not mask_mean:
             mask = torch.ones_like(mask)  # the padding too
-        if not specials:
+        if specials is not True:
             mask = mask.clone()
             mask[:, 0] = 0  # [CLS]
-            mask[torch.arange(len(texts)), batch.attention_mask.sum(1) - 1] = 0  # each text's [SEP]
+            sep = batch.attention_mask.sum(1) - 1  # each text's [SEP]
+            if specials is False:
+                mask[torch.arange(len(texts)), sep] = 0
+            elif specials == "cls_off_by_one":
+                mask[torch.arange(len(texts)), sep - 1] = 0
         if sliced:
             mask = mask.clone()
             mask[:, [0, -1]] = 0  # [CLS], and the batch's last position: [SEP] or padding
@@ -215,6 +221,14 @@ _EMBED_MISTAKES = [
     (
         dict(specials=False),
         "you left [CLS] and [SEP] out of the mean. sentence-transformers averages over every token the attention_mask marks, the special tokens included.",
+    ),
+    (
+        dict(specials="cls"),
+        "you left [CLS] out of the mean. sentence-transformers averages over every token the attention_mask marks, the special tokens included.",
+    ),
+    (
+        dict(specials="cls_off_by_one"),
+        "you left [CLS] out of the mean, and with it the last token before [SEP], not [SEP] (once position 0 is set to 0, `mask.sum(1) - 1` is one short of [SEP]). sentence-transformers averages over every token the attention_mask marks, the special tokens included.",
     ),
     (
         dict(layer=0),
