@@ -1200,9 +1200,9 @@ def q18_intensity(rng: random.Random) -> Question:
         "S; read S, write P; read P and V, write O). What is its arithmetic intensity, in FLOPs "
         "per byte? Give two decimals.</p>",
         answer=round(flops / moved, 2), tolerance=0.006, params={"T": T, "d": d, "b": b},
-        feedback=f"<p>{flops:,} FLOPs / {moved:,} bytes = {flops / moved:.4f}, about d / b = "
-        f"{d / b:g}: far below the 156 to 208 FLOPs per byte an A100 needs to keep its arithmetic "
-        "busy, so plain attention waits for memory.</p>",
+        feedback=f"<p>{flops:,} FLOPs / {moved:,} bytes = {flops / moved:.4f}, that is Td / ((T + d) "
+        f"b), which nears d / b = {d / b:g} as T grows: far below the 156 to 208 FLOPs per byte an "
+        "A100 needs to keep its arithmetic busy, so plain attention waits for memory.</p>",
     )  # fmt: skip
 
 
