@@ -448,3 +448,12 @@ def test_a_long_caption_goes_to_the_notes_and_the_slide_keeps_its_first_sentence
     assert len(cut) <= make_slides.CAPTION_LINE
     cut = make_slides.caption_line("word " * 19 + "[the glossary](../book/glossary.html#x) end.")
     assert cut.endswith("...") and "[" not in cut
+
+
+def test_a_figure_slide_fits_720_pixels():
+    """Course review s36, m1: at 1280x720 every figure slide of chapters 5, 8, 13 and 18 measured
+    776 px with a one-line caption (title, a 620 px figure, the line); the decks' template caps a
+    figure at 560 px, and they measured 716 px (headless Chromium, from the build's cache)."""
+    template = (make_slides.TEMPLATES / "book_reveal" / "index.html.j2").read_text()
+    cap = re.search(r"\.jp-OutputArea-output img \{ max-height: (\d+)px; \}", template)
+    assert cap and int(cap[1]) <= 560
