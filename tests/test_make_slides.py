@@ -410,3 +410,50 @@ def test_the_teachers_page_names_every_deck_the_answer_free_flag_cuts():
         ) or re.search(rf"chapter {number}'s (?:deck|sentence|table)", page), (
             f"the page does not say what chapter {number}'s answer-free deck leaves out"
         )
+
+
+def test_a_long_caption_goes_to_the_notes_and_the_slide_keeps_its_first_sentence():
+    """Course review s36, m1: at 1280x720 a figure's caption of several lines ran below the slide
+    (chapter 8's *The sinusoidal table*, 835 px; chapter 13's decoder, 925 px). The slide keeps one
+    short line, the caption's first sentence; the whole caption goes to the speaker notes. A short
+    caption stays whole on the slide, with no notes."""
+    long = (
+        "The sinusoidal table of the Transformer: one row per position. Each "
+        "column pair is a sine and a cosine of one frequency, and the wavelengths grow from "
+        "$2\\pi$ to $10000 \\cdot 2\\pi$ along the columns, so that nearby positions get "
+        "similar rows and far ones different rows."
+    )
+    short = "Attention weights of one head."
+    cells = [nbformat.v4.new_markdown_cell("# Chapter\n\nAn opening paragraph.")]
+    for caption in (long, short):
+        cell = _figure_cell()
+        cell.metadata["mystnb"] = {"figure": {"caption": caption}}
+        cells.append(cell)
+    deck = make_slides.deck(_chapter(*cells), {}, "../notebooks/x.html")
+    kinds = [(c.metadata["slideshow"]["slide_type"], c.source) for c in deck.cells]
+    smalls = [k for k, (_, src) in enumerate(kinds) if src.startswith("<small>")]
+    assert len(smalls) == 2
+    first, second = (kinds[k][1] for k in smalls)
+    assert first == "<small>The sinusoidal table of the Transformer: one row per position.</small>"
+    assert len(first) - len("<small></small>") <= make_slides.CAPTION_LINE
+    # the whole caption, right after its line, in the figure's speaker notes
+    kind, notes = kinds[smalls[0] + 1]
+    assert kind == "notes" and notes.startswith("Caption: The sinusoidal table of the")
+    assert "far ones different rows." in notes
+    assert second == f"<small>{short}</small>"
+    assert all(kind != "notes" for kind, _ in kinds[smalls[1] + 1 :])
+    # a first sentence longer than the line is cut at a word, never inside an equation or a link
+    cut = make_slides.caption_line("word " * 18 + "$a + b = c$ and more words. Next.")
+    assert cut.endswith("...") and cut.count("$") % 2 == 0
+    assert len(cut) <= make_slides.CAPTION_LINE
+    cut = make_slides.caption_line("word " * 19 + "[the glossary](../book/glossary.html#x) end.")
+    assert cut.endswith("...") and "[" not in cut
+
+
+def test_a_figure_slide_fits_720_pixels():
+    """Course review s36, m1: at 1280x720 every figure slide of chapters 5, 8, 13 and 18 measured
+    776 px with a one-line caption (title, a 620 px figure, the line); the decks' template caps a
+    figure at 560 px, and they measured 716 px (headless Chromium, from the build's cache)."""
+    template = (make_slides.TEMPLATES / "book_reveal" / "index.html.j2").read_text()
+    cap = re.search(r"\.jp-OutputArea-output img \{ max-height: (\d+)px; \}", template)
+    assert cap and int(cap[1]) <= 560

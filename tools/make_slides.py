@@ -20,7 +20,8 @@ What goes on a slide is decided cell by cell (:func:`deck`), so that a slide hol
   notes (press ``s`` in the deck);
 - display equations, tables and short lists of the prose stay on the slide (a new sub-slide when
   the slide is full);
-- every figure a cell draws gets a sub-slide of its own, without the code that drew it;
+- every figure a cell draws gets a sub-slide of its own, without the code that drew it, and its
+  caption's first sentence (the whole caption, if longer, in the speaker notes);
 - a table a cell prints gets a sub-slide; a short visible code cell (at most 6 lines) with a short
   printed result is shown with it; longer code, hidden cells and the checks are left to the chapter;
 - every page has a title: a figure, an equation or a table that starts a page gets its section's;
@@ -57,6 +58,10 @@ MAX_TABLE_LINES = 16  # a longer table stays in the chapter (printed) or the not
 SHORT_LIST = 450  # characters: a list of the prose this short is shown on its slide
 SLIDE_BUDGET = 14  # lines of text a slide holds before the next item starts a sub-slide
 FIRST_PARAGRAPH = 320  # characters of a section's first paragraph shown on its slide
+# characters of a figure's caption shown under it: a longer caption shows its first sentence (cut to
+# this length) and goes whole to the speaker notes (course review s36, m1: at 1280x720 a caption of
+# several lines ran below the slide, under a figure that fills it)
+CAPTION_LINE = 110
 SKIPPED_SECTIONS = ("exercises",)
 # What a deck shows that answers a graded exercise, as the teachers' page lists it (lecturer review
 # s21, M9): ``--exclude-answers`` (``make slides EXCLUDE_ANSWERS=1``) leaves these out. A key is a
@@ -229,6 +234,23 @@ def shortened(paragraph: str, limit: int = FIRST_PARAGRAPH, ends: str = ".!?:") 
             break
         out += " " + s
     return out
+
+
+def caption_line(caption: str, limit: int = CAPTION_LINE) -> str:
+    """What a figure's slide shows of its caption: the caption if it is one short line, else its
+    first sentence, cut at a word before ``limit`` characters (with "...") if still longer."""
+    text = " ".join(caption.split())
+    if len(text) <= limit:
+        return text
+    first = shortened(text, limit, ends=".!?")
+    if len(first) <= limit:
+        return first
+    cut = first[: first.rfind(" ", 0, limit - 3)]
+    if cut.count("$") % 2:  # not inside an equation
+        cut = cut[: cut.rfind("$")]
+    if cut.count("[") > cut.count("](") or cut.count("](") > cut.count(")"):  # nor a link
+        cut = cut[: cut.rfind("[")]
+    return cut.rstrip(" ,;:") + "..."
 
 
 def is_list(block: str) -> bool:
@@ -600,12 +622,12 @@ def output_slides(d: Deck, cell, cite: dict, chapter_url: str, widget_state: dic
         fig = nbformat.v4.new_code_cell("", outputs=[out], metadata={"tags": ["remove-input"]})
         d.add(fig, kind="subslide", lines=SLIDE_BUDGET)  # what follows starts a new page
     caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption")
-    if figures and caption:  # the chapter's caption, under its figure
-        d.add(
-            nbformat.v4.new_markdown_cell(f"<small>{plain_markdown(caption, cite)}</small>"),
-            kind="-",
-            lines=0,
-        )
+    if figures and caption:  # the chapter's caption, under its figure: one short line
+        text = plain_markdown(caption, cite)
+        line = caption_line(text)
+        d.add(nbformat.v4.new_markdown_cell(f"<small>{line}</small>"), kind="-", lines=0)
+        if line != text:  # the whole caption in the speaker notes
+            d.notes([f"Caption: {text}"])
     for o in tables:
         text = o.data["text/markdown"]
         # a short table gets a slide; a piece of the library's source (lib.viz.show_source, a

@@ -32,7 +32,9 @@ single, shuffleanswers, answernumbering, responseformat and graderinfo as writte
 ``--qti`` writes the same questions as an IMS QTI 1.2 package for Canvas (tools/quiz_qti.py says
 how: one question group per question, from which a quiz draws one variant per student).
 
-Chapters 1-4 and 6-18 (chapter 4: Bahdanau's additive score and a beam's candidates; chapter 9: a
+Chapters 1-18 (chapter 5: soft attention's context, and soft against hard attention; chapter 13 also
+a temperature and greedy decoding's document; chapter 18 also plain attention's memory and arithmetic
+intensity: course review s36, M1; chapter 4: Bahdanau's additive score and a beam's candidates; chapter 9: a
 LayerNorm and the Transformer's learning-rate schedule; chapter 1: a gradient through many steps, and maximum likelihood;
 chapter 16 also the cost of pretraining, 6ND, and sentence-order prediction): every chapter from 10 on has a computed question (a BPE merge count, a
 perplexity, ELMo's mix and softmax, GPT-3's size, BERT's labels and size, mean pooling, ALBERT's
@@ -307,6 +309,32 @@ def q04_beam_candidates(rng: random.Random) -> Question:
         answer=k * V, tolerance=0, params={"k": k, "V": V},
         feedback=f"<p>Each of the k kept hypotheses is extended by each of the V words: "
         f"{k} &times; {V:,} = {k * V:,}.</p>",
+    )  # fmt: skip
+
+
+# --- chapter 5 ---------------------------------------------------------------------------------------------
+
+
+def q05_soft_context(rng: random.Random) -> Question:
+    from lib.attention import masked_softmax
+
+    while True:  # a context that two decimals do not round to 0
+        scores = [rng.randint(-2, 2) for _ in range(4)]
+        a = [rng.choice([-3, -2, -1, 1, 2, 3, 4]) for _ in range(4)]  # one feature of each region
+        weights = masked_softmax(torch.tensor(scores, dtype=torch.float64))
+        z = (weights * torch.tensor(a, dtype=torch.float64)).sum().item()
+        if abs(z) >= 0.05 and len(set(scores)) > 1:
+            break
+    return Question(
+        "q05_soft_context", "05", "numerical", "Soft attention's context",
+        f"<p>A captioner looks at an image of four regions, each described here by one feature: "
+        f"a = {a}. At the next word its attention scores for the four regions are {scores}, and "
+        "its weights are their softmax. Hard attention would sample one region from those weights "
+        "and read its feature; soft attention reads the expected value of that feature. What is "
+        "the soft context z? Give two decimals.</p>",
+        answer=round(z, 2), tolerance=0.006, params={"scores": scores, "a": a},
+        feedback=f"<p>The weights softmax({scores}) = {[round(w, 3) for w in weights.tolist()]}; "
+        f"z = &Sigma;<sub>i</sub> &alpha;<sub>i</sub> a<sub>i</sub> = {z:.4f}.</p>",
     )  # fmt: skip
 
 
@@ -752,6 +780,55 @@ def q13_gpt3_parameters(rng: random.Random) -> Question:
     )  # fmt: skip
 
 
+def q13_temperature(rng: random.Random) -> Question:
+    from lib.attention import masked_softmax
+
+    while True:
+        z = sorted(rng.sample(range(-2, 5), 4), reverse=True)  # the next token's logits
+        tau = rng.choice([0.5, 2.0, 0.25, 4.0])
+        j = rng.randrange(4)
+        p = masked_softmax(torch.tensor(z, dtype=torch.float64) / tau)[j].item()
+        if p >= 0.0005:
+            break
+    return Question(
+        "q13_temperature", "13", "numerical", "Sampling at a temperature",
+        f"<p>A language model's logits for the next token are z = {z} (a vocabulary of four "
+        f"tokens). The decoder samples from softmax(z / &tau;) at temperature &tau; = {tau:g}. What "
+        f"probability does it give token {j} (counting from 0)? Give three decimals.</p>",
+        answer=round(p, 3), tolerance=0.0015, params={"z": z, "tau": tau, "j": j},
+        feedback=f"<p>z / {tau:g} = {[v / tau for v in z]}; its softmax is "
+        f"{[round(v, 3) for v in masked_softmax(torch.tensor(z, dtype=torch.float64) / tau).tolist()]}"
+        f". A temperature below 1 sharpens the distribution, above 1 flattens it.</p>",
+    )  # fmt: skip
+
+
+def q13_greedy_document(rng: random.Random) -> Question:
+    while True:
+        first = rng.choice([0.55, 0.6, 0.65, 0.7])  # P(A); P(B) = 1 - P(A)
+        after_a = sorted(rng.sample([0.1, 0.15, 0.2, 0.25, 0.3, 0.35], 3), reverse=True)
+        after_a.append(round(1 - sum(after_a), 2))  # four next tokens after A
+        after_b = rng.choice([0.8, 0.85, 0.9, 0.95])  # B's likeliest next token
+        p = torch.tensor([first, 1 - first], dtype=torch.float64)
+        best_next = torch.tensor([max(after_a), after_b], dtype=torch.float64)
+        documents = p * best_next  # each first token with its likeliest second token
+        if documents[1] > documents[0] + 0.01 and max(after_a) == after_a[0] and after_a[-1] > 0:
+            break
+    return Question(
+        "q13_greedy_document", "13", "numerical", "Greedy is not the likeliest document",
+        f"<p>A language model writes documents of two tokens. Its first token is A with probability "
+        f"{first:g} or B with probability {1 - first:g}. After A, the next token's probabilities "
+        f"are {after_a}; after B, the likeliest next token has probability {after_b:g}. Greedy "
+        "decoding takes the likeliest token at each step. What is the probability of the likeliest "
+        "two-token document? Give three decimals.</p>",
+        answer=round(documents.max().item(), 3), tolerance=0.0015,
+        params={"first": first, "after_a": after_a, "after_b": after_b},
+        feedback=f"<p>Greedy takes A, then A's likeliest next token: {first:g} &times; "
+        f"{max(after_a):g} = {documents[0].item():.4f}. Starting with B gives {1 - first:g} "
+        f"&times; {after_b:g} = {documents[1].item():.4f}, the likeliest document: a less likely "
+        "first token can lead to a likelier document.</p>",
+    )  # fmt: skip
+
+
 # --- chapter 14 ---------------------------------------------------------------------------------------------
 
 
@@ -1091,6 +1168,44 @@ def q18_online_sum(rng: random.Random) -> Question:
     )  # fmt: skip
 
 
+def q18_plain_memory(rng: random.Random) -> Question:
+    T = rng.choice([1024, 1536, 2048, 3072, 4096, 6144, 8192])
+    heads = rng.choice([1, 2, 4, 8, 12, 16])
+    number = torch.empty((), dtype=torch.float32).element_size()  # bytes per float32 number
+    mib = 2 * heads * T * T * number / 2**20
+    return Question(
+        "q18_plain_memory", "18", "numerical", "The memory of plain attention",
+        f"<p>Plain attention over T = {T:,} tokens, in float32 (4 bytes a number), builds for each "
+        f"head its T &times; T scores and its T &times; T weights and holds both at once. For "
+        f"{heads} head{'s' if heads > 1 else ''}, how many MiB (2<sup>20</sup> bytes) do those "
+        "matrices take?</p>",
+        answer=mib, tolerance=0, params={"T": T, "heads": heads},
+        feedback=f"<p>2 matrices &times; {heads} &times; {T:,}<sup>2</sup> numbers &times; 4 bytes = "
+        f"{2 * heads * T * T * number:,} bytes = {mib:g} MiB; the tiled attention never holds "
+        "them: its memory grows linearly in T.</p>",
+    )  # fmt: skip
+
+
+def q18_intensity(rng: random.Random) -> Question:
+    T = rng.choice([256, 512, 1024, 2048, 4096])
+    d = rng.choice([32, 64, 128])
+    b = rng.choice([2, 4])
+    flops = 4 * T * T * d  # QK^T and PV, 2 T^2 d each
+    moved = (4 * T * T + 4 * T * d) * b  # read Q, K, write S; read S, write P; read P, V, write O
+    return Question(
+        "q18_intensity", "18", "numerical", "The arithmetic intensity of plain attention",
+        f"<p>Plain attention for one head of width d = {d} over T = {T:,} tokens, {b} bytes a "
+        "number, does 4T<sup>2</sup>d floating-point operations (QK<sup>T</sup> and PV) and moves "
+        "4T<sup>2</sup> + 4Td numbers between the GPU's memory and its cores (read Q and K, write "
+        "S; read S, write P; read P and V, write O). What is its arithmetic intensity, in FLOPs "
+        "per byte? Give two decimals.</p>",
+        answer=round(flops / moved, 2), tolerance=0.006, params={"T": T, "d": d, "b": b},
+        feedback=f"<p>{flops:,} FLOPs / {moved:,} bytes = {flops / moved:.4f}, that is Td / ((T + d) "
+        f"b), which nears d / b = {d / b:g} as T grows: far below the 156 to 208 FLOPs per byte an "
+        "A100 needs to keep its arithmetic busy, so plain attention waits for memory.</p>",
+    )  # fmt: skip
+
+
 # --- written questions (essay), with the grader's criteria ---------------------------------------------
 
 
@@ -1132,6 +1247,24 @@ WRITTEN = [
         "BERT's negative example pairs a segment with a random one from elsewhere, which a change of "
         "topic often gives away. ALBERT's negative is two consecutive segments in swapped order: the "
         "topic is the same, so only the order (coherence) tells them apart.",
+    ),
+    _essay(
+        "q05_soft_hard", "05", "Soft and hard attention",
+        "Show, Attend and Tell trained a captioner with soft attention and with hard attention. What "
+        "does each read from the image regions at a word, why can soft attention be trained by "
+        "backpropagation alone, and how is hard attention trained instead?",
+        ["hard attention samples one region s from the weights and reads its features, "
+         "z = a_s; soft attention reads the weighted sum z = sum_i alpha_i a_i",
+         "the soft context is the expectation of the sampled region's features, a smooth function "
+         "of the weights, so the whole model is differentiable",
+         "a sampled region has no gradient: hard attention maximizes a lower bound of the "
+         "log-likelihood with a REINFORCE estimate (sampling), whose gradients are noisier"],
+        "Hard attention samples one region from the weights at each word and reads only it (it "
+        "crops the image); soft attention reads the weighted average of all the regions, which is "
+        "the expected value of the sampled one. That average is a smooth function of the weights, "
+        "so backpropagation trains the attention with the rest. A sample has no gradient: Xu et al. "
+        "maximize a lower bound of the log-likelihood, estimated from the sampled regions "
+        "(REINFORCE), with a moving-average baseline and an entropy bonus against the noise.",
     ),
     _essay(
         "q02_tie", "02", "What a hard lookup hides",
@@ -1282,13 +1415,15 @@ QUESTIONS: dict[str, Callable[[random.Random], Question]] = {
     f.__name__: f
     for f in [
         q01_vanishing, q02_soft_weight, q02_sharpen, q03_scaled_score, q03_masked_weight,
-        q04_additive_score, q04_beam_candidates, q06_causal_pairs,
+        q04_additive_score, q04_beam_candidates, q05_soft_context, q06_causal_pairs,
         q06_score_variance, q07_mha_parameters, q07_attention_weights, q08_pe_value,
         q08_last_wavelength, q09_encoder_layer, q09_total_layers, q09_layer_norm, q09_warmup_lr,
         q10_bpe_tokens, q10_pair_score,
         q11_bigram_perplexity, q12_scalar_mix, q12_softmax_params, q13_gpt3_parameters,
+        q13_temperature, q13_greedy_document,
         q14_mlm_labels, q14_bert_parameters, q15_mean_pooling, q15_cosine, q16_albert_parameters,
         q16_pretraining_flops, q17_rope_angle, q17_kv_cache, q18_alibi_slope, q18_online_sum,
+        q18_plain_memory, q18_intensity,
     ]
 }  # fmt: skip
 QUESTIONS.update({f.__name__: f for f in WRITTEN})
@@ -1364,6 +1499,12 @@ NOT_REPEATS = {
     " whose rule its own statement gives",
     "q17_rope_angle": "one pair's angle, whose formula exercise 1 gives; its method is the pairing"
     " of split halves",
+    "q13_temperature": "one probability of softmax(z / tau), a formula the chapter prints; exercise"
+    " 3 reads the first word for a classifier, exercise 1 cuts the tail (top-p), with no temperature",
+    "q13_greedy_document": "a document's probability as the product over its tokens; exercise 1"
+    " writes top-p and compares it with top-k, and names greedy decoding only in passing",
+    "q18_plain_memory": "the bytes of the T x T scores and weights, which the chapter counts;"
+    " exercise 1's method is the running maximum and sum, which this question never asks",
 }
 
 
