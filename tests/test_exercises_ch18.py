@@ -660,3 +660,28 @@ def test_check_tile_backward_says_not_attempted_to_the_template():
     def tile_backward(q, k, v, do, lse, delta, scale): ...
 
     assert ch18.check_tile_backward(tile_backward).status == "not attempted"
+
+
+@pytest.mark.parametrize("value", [True, False])
+def test_check_tile_mask_names_a_constant_mask(value):
+    # a course review: a stub returning a constant tensor of the right shape was told it ignored j0
+    def constant(i0, i1, j0, j1):
+        return torch.full((i1 - i0, j1 - j0), value)
+
+    with pytest.raises(
+        ExerciseFailed, match=f"{value} at every query and key, whatever the tile"
+    ) as raised:
+        ch18.check_tile_mask(constant)
+    assert "ignoring" not in str(raised.value)
+
+
+def test_check_running_max_and_sum_and_tile_backward_name_a_constant_answer():
+    # a constant (0, 1) was named "the last block's own maximum" on the first case
+    with pytest.raises(ExerciseFailed, match=re.escape("(m, l) = (0, 1) on every case")):
+        ch18.check_running_max_and_sum(lambda x, block: (0.0, 1.0))
+
+    def zeros(q, k, v, do, lse, delta, scale):
+        return torch.zeros_like(q), torch.zeros_like(k), torch.zeros_like(v)
+
+    with pytest.raises(ExerciseFailed, match="your dq is 0 at every entry"):
+        ch18.check_tile_backward(zeros)

@@ -72,7 +72,7 @@ _GRID_PT, _TITLE_PT, _MEMORY_PT = 16, 16, 17
 # the tile explorer's text, in points, 5.2 inches wide: 18 points are 15.8 CSS px in the 328 px
 # column of a 360 px phone (at 16, a reader measured the letters of the tick labels and of "final"
 # at 9-10 px there, s28; at 13, 7 to 9 px); the output's row labels get this many cells' width
-_EXPLORER_PT, _LABEL_CELLS = 18, 5.4
+_EXPLORER_PT, _LABEL_CELLS = 18, 5.8
 
 
 def tiling_diagram(
@@ -256,16 +256,21 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         # ticks at the ends of the scale: the darkest rows' values can be read off (a reader's
         # report, s35b: ticks to 0.8 only, rows drawn darker than any tick)
         bar.set_ticks([-vmax, 0.0, vmax], labels=[f"\u2212{vmax:.2f}", "0", f"{vmax:.2f}"])
-        for r in range(T):
-            label = "final" if r < s["exact"] else "in progress" if r < i1 else ""
-            right.text(Dv + 0.15, r + 0.5, label, fontsize=_EXPLORER_PT, va="center", ha="left")
+        # one label per group of rows, beside a bracket spanning them: a label on every row crowded
+        # the rows on a phone (reader s36b)
+        for label, r0, r1 in (("final", 0, s["exact"]), ("in progress", s["exact"], i1)):
+            if r1 > r0:
+                right.plot([Dv + 0.25] * 2, [r0 + 0.12, r1 - 0.12], color="0.25", lw=2,
+                           solid_capstyle="butt")  # fmt: skip
+                right.text(Dv + 0.45, (r0 + r1) / 2, label, fontsize=_EXPLORER_PT, va="center",
+                           ha="left")  # fmt: skip
         # the widest label at every step, unseen (alpha 0): the layout makes room for it, so
         # that the grid and the output keep their places from step to step
-        right.text(Dv + 0.15, 0.5, "in progress", fontsize=_EXPLORER_PT, va="center", ha="left",
+        right.text(Dv + 0.45, 0.5, "in progress", fontsize=_EXPLORER_PT, va="center", ha="left",
                    alpha=0)  # fmt: skip
         right.set(xlim=(0, Dv + _LABEL_CELLS), ylim=(T, 0), xticks=[c + 0.5 for c in range(Dv)],
                   xticklabels=range(Dv), yticks=[])  # fmt: skip
-        right.set_title("output O", fontsize=_EXPLORER_PT, loc="left", pad=12)  # clear of row 0
+        right.set_title("output O", fontsize=_EXPLORER_PT, loc="left", pad=20)  # clear of row 0
         right.set_xlabel("value dimension", fontsize=_EXPLORER_PT, loc="left")
         right.tick_params(labelsize=_EXPLORER_PT, length=0)
         for side in ("top", "right", "bottom", "left"):
