@@ -316,5 +316,17 @@ for (const f of article.querySelectorAll('figure')) {
     report.tall_figures += 1;
   }
 }
+// a tall box (an admonition or an opened fold over 60 mm at the column's width) may break between its
+// paragraphs (pdf.css): the theme keeps every admonition whole, which left the page before a long
+// "Details" box half empty (chapter 4, print test)
+report.tall_boxes = 0;
+// (a "Details" dropdown's body is hidden on screen, where this measures: its text counts instead, 1,200
+// characters being about 12 lines, 60 mm, of the printed column)
+for (const b of article.querySelectorAll('.admonition')) {
+  if (b.getBoundingClientRect().height > 60 * mm || b.textContent.length > 1200) {
+    b.classList.add('book-tall-box');
+    report.tall_boxes += 1;
+  }
+}
 article.style.removeProperty('width');
 return report;
