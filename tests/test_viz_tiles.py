@@ -129,6 +129,18 @@ def test_tile_explorer_labels_fit_and_name_the_rescaling(monkeypatch):
                 box_ = text.get_window_extent(renderer)
                 assert whole.x0 <= box_.x0 and box_.x1 <= whole.x1, text.get_text()
                 assert whole.y0 <= box_.y0 and box_.y1 <= whole.y1, text.get_text()
+    # the figure's title clear of the panels' titles ("output O" ran into it, reader s37)
+    title = fig.get_suptitle() and fig._suptitle.get_window_extent(renderer)
+    assert title
+    for ax in axes.values():
+        for side in ("left", "center", "right"):
+            if ax.get_title(loc=side):
+                extent = {"left": ax._left_title, "center": ax.title, "right": ax._right_title}[
+                    side
+                ]
+                assert not title.overlaps(extent.get_window_extent(renderer)), ax.get_title(
+                    loc=side
+                )
     assert axes["grid"].get_xlabel() == "key j"
     assert axes["out"].get_xlabel() == "value dimension"
     assert min(t.get_fontsize() for ax in axes.values() for t in ax.texts) >= 11

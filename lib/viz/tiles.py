@@ -235,9 +235,12 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
         i0, i1, j0, j1 = s["tile"]
         # 5.2 inches with _EXPLORER_PT text: shown whole in a phone's column, the text about 16
         # CSS px there; the output's rows level with the grid's rows of queries
-        fig, axes = plt.subplot_mosaic([["grid", "out"]], figsize=(5.2, 4.2),
+        fig, axes = plt.subplot_mosaic([["grid", "out"]], figsize=(5.2, 4.5),
                                        width_ratios=(T, Dv + _LABEL_CELLS),
                                        layout="constrained")  # fmt: skip
+        # room between the figure's title and the output's "output O" above it: without it the
+        # two overlapped (reader s37); the figure 0.3 inch taller for it, so the panels keep their size
+        fig.get_layout_engine().set(h_pad=0.12)
         left, right = axes["grid"], axes["out"]
         _grid(left, T, block_q, block_k, causal, [x["tile"] for x in states[:n]], s["tile"],
               fontsize=_EXPLORER_PT)  # fmt: skip
@@ -270,7 +273,7 @@ def tile_explorer(q: Tensor, k: Tensor, v: Tensor, block_q: int = 2, block_k: in
                    alpha=0)  # fmt: skip
         right.set(xlim=(0, Dv + _LABEL_CELLS), ylim=(T, 0), xticks=[c + 0.5 for c in range(Dv)],
                   xticklabels=range(Dv), yticks=[])  # fmt: skip
-        right.set_title("output O", fontsize=_EXPLORER_PT, loc="left", pad=20)  # clear of row 0
+        right.set_title("output O", fontsize=_EXPLORER_PT, loc="left", pad=8)  # clear of row 0
         right.set_xlabel("value dimension", fontsize=_EXPLORER_PT, loc="left")
         right.tick_params(labelsize=_EXPLORER_PT, length=0)
         for side in ("top", "right", "bottom", "left"):
