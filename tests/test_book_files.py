@@ -180,3 +180,18 @@ def test_a_folded_boxs_title_is_plain_text():
         for m in marked.finditer(cell.source)
     ]
     assert not found, found
+
+
+def test_the_prose_does_not_name_the_sites_fold_buttons():
+    """The printed book and the ePub have no "Show code cell source" button (their folded code is left
+    out): prose that names it reads wrong there (chapter 4's exercise 3, caught only by the PDF's text,
+    tests/site/test_print_pdf.py). A check on the source, without a build."""
+    buttons = re.compile(r"(Show|Hide) code cell", re.I)
+    found = [
+        f"{path.name}: {m.group(0)}"
+        for path in CHAPTERS
+        for cell in nbformat.read(path, as_version=4).cells
+        if cell.cell_type == "markdown"
+        for m in buttons.finditer(cell.source)
+    ]
+    assert not found, found
