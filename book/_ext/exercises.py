@@ -5,9 +5,10 @@ In a chapter, an exercise is its statement, the reader's answer cell and the che
 ``remove-output``: on the site the check has not run on anything of the reader's), then the cells tagged
 ``solution``: the worked solution, the check run on it (its verdict) and the model answer, a Markdown cell
 ``<details class="model-answer"><summary>Model answer ...</summary> ... </details>`` (which folds the
-answer in Jupyter and Colab as well). This extension moves every run of consecutive solution cells, with
-the model answer that follows them, into one ``<details class="exercise-solution">`` element; the model
-answer's own ``<details>`` becomes a heading inside it, so one click shows all of it.
+answer in Jupyter and Colab as well). This extension moves every run of consecutive solution cells and
+model answers (a check of the model answer's numbers may follow it) into one
+``<details class="exercise-solution">`` element; the model answer's own ``<details>`` becomes a heading
+inside it, so one click shows all of it.
 
 A course's own site, PDF and ePub can leave them out altogether (issue 36): with the environment
 variable ``BOOK_SOLUTIONS=0`` (``make book SOLUTIONS=0``; the Sphinx setting ``exercise_solutions``),
@@ -68,20 +69,27 @@ def fold(parent: nodes.Element, keep: bool = True) -> int:
             i += 1
             continue
         box = exercise_solution()
-        while i < len(children) and _is_solution_cell(children[i]):
-            box += children[i]
-            i += 1
-        opened = _raw_html(children[i], MODEL_OPEN) if i < len(children) else None
-        if opened:  # the model answer: its title, its paragraphs, up to its closing tag
-            title = opened.group(1)
-            box += nodes.raw(
-                "", f'<p class="model-answer-title"><strong>{title}</strong></p>\n', format="html"
-            )
-            i += 1
-            while i < len(children) and not _raw_html(children[i], MODEL_CLOSE):
+        # solution cells and model answers, in any order, until the next cell of neither kind (a check
+        # of the model answer's numbers may follow it, so that a note prints under its sentence)
+        while i < len(children) and (
+            _is_solution_cell(children[i]) or _raw_html(children[i], MODEL_OPEN)
+        ):
+            while i < len(children) and _is_solution_cell(children[i]):
                 box += children[i]
                 i += 1
-            i += 1  # the closing tag itself is dropped
+            opened = _raw_html(children[i], MODEL_OPEN) if i < len(children) else None
+            if opened:  # the model answer: its title, its paragraphs, up to its closing tag
+                title = opened.group(1)
+                box += nodes.raw(
+                    "",
+                    f'<p class="model-answer-title"><strong>{title}</strong></p>\n',
+                    format="html",
+                )
+                i += 1
+                while i < len(children) and not _raw_html(children[i], MODEL_CLOSE):
+                    box += children[i]
+                    i += 1
+                i += 1  # the closing tag itself is dropped
         if keep:
             kept.append(box)
         folded += 1
