@@ -172,26 +172,24 @@ def test_a_folded_boxs_title_is_plain_text():
     """A click on emphasis or code inside a dropdown's title does not open it (the toggle listens
     on the title, and the click lands on the <em>: reader s36b, ch17): titles are plain text."""
     marked = re.compile(r":::\{admonition\} ([^\n]*(`|\*[^*\s][^*\n]*\*)[^\n]*)")
-    found = [
-        f"{path.name}: {m.group(1)}"
+    found = _in_chapters_prose(marked, group=1)
+    assert not found, found
+
+
+def _in_chapters_prose(pattern: re.Pattern, group: int = 0) -> list[str]:
+    """Every match of ``pattern`` in the chapters' Markdown cells, as "chapter: match"."""
+    return [
+        f"{path.name}: {m.group(group)}"
         for path in CHAPTERS
         for cell in nbformat.read(path, as_version=4).cells
         if cell.cell_type == "markdown"
-        for m in marked.finditer(cell.source)
+        for m in pattern.finditer(cell.source)
     ]
-    assert not found, found
 
 
 def test_the_prose_does_not_name_the_sites_fold_buttons():
     """The printed book and the ePub have no "Show code cell source" button (their folded code is left
     out): prose that names it reads wrong there (chapter 4's exercise 3, caught only by the PDF's text,
     tests/site/test_print_pdf.py). A check on the source, without a build."""
-    buttons = re.compile(r"(Show|Hide) code cell", re.I)
-    found = [
-        f"{path.name}: {m.group(0)}"
-        for path in CHAPTERS
-        for cell in nbformat.read(path, as_version=4).cells
-        if cell.cell_type == "markdown"
-        for m in buttons.finditer(cell.source)
-    ]
+    found = _in_chapters_prose(re.compile(r"(Show|Hide) code cell", re.I))
     assert not found, found
