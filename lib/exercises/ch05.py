@@ -255,7 +255,7 @@ def check_word_importance(word_importance: Any) -> str:
                 # without the generic hint
                 said = str(e).split(" Two tensors' shapes do not broadcast")[0]
                 fail(
-                    f"{said} sentence_weights has shape [B, S]; to multiply every word of sentence i by the sentence's weight it needs a trailing dimension of size 1: sentence_weights[..., None], shape [B, S, 1]."
+                    f"{said} sentence_weights has shape [B, S]; to multiply every word of sentence i by the sentence's weight it needs a trailing dimension of size 1, after the sentence axis."
                 )
             raise
         result = expect_tensor(
@@ -270,7 +270,7 @@ def check_word_importance(word_importance: Any) -> str:
             )
         if S == W and torch.allclose(result, (sentences[:, None, :] * words).double(), atol=1e-6):
             fail(
-                f"on the case '{case}', you multiplied word t of every sentence by the weight of sentence t: sentence_weights [B, S] was broadcast along the words. Give it a trailing dimension instead, sentence_weights[..., None] of shape [B, S, 1]."
+                f"on the case '{case}', you multiplied word t of every sentence by the weight of sentence t: sentence_weights [B, S] was broadcast along the words. Give it a trailing dimension of size 1 instead, so that it broadcasts along the words of each sentence."
             )
         if torch.allclose(result, (sentences[..., None] + words).double(), atol=1e-6):
             fail(
