@@ -505,7 +505,7 @@ def _check_finite(
                     f"with {case} your weights are NaN or inf, but they are right once every masked score is made lower than the allowed ones: a large masked score reached your exp. Its exp overflows to inf (the largest float32 is about 3e38 = e^88), and multiplying by the mask afterwards gives inf*0 = NaN (or, if the maximum you subtract includes the masked scores, every allowed exp underflows to 0, and 0/0 = NaN). Mask before the exp, not after it: the masked scores must be out of the way before anything is computed from the row."
                 )
             fail(
-                f"with {case} your weights are NaN or inf: exp(10000) overflows to inf (the largest float32 is about 3e38 = e^88), and inf/inf = NaN. The exp of the raw scores is where it goes wrong: which change to a row of scores leaves its softmax the same but keeps every exp in range?"
+                f"with {case} your weights are NaN or inf: the exp of any score above 88 overflows to inf (the largest float32 is about 3e38 = e^88), and inf/inf = NaN. The exp of the raw scores is where it goes wrong: which change to a row of scores leaves its softmax the same but keeps every exp in range?"
             )
         fail(
             f"on the case '{case}', your weights contain NaN or inf at index {bad.nonzero()[0].tolist()}."
@@ -618,7 +618,7 @@ def _check_row_sums(
     if overflowed.any() and _overflows(scores, allowed, overflowed):
         index = tuple(overflowed.nonzero()[0].tolist())
         fail(
-            f"with {case}, row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}: exp(10000) overflows to inf (the largest float32 is about 3e38 = e^88), inf/inf = NaN, and whatever turned the NaN into 0 hid it. The exp of the raw scores is where it goes wrong: which change to a row of scores leaves its softmax the same but keeps every exp in range?"
+            f"with {case}, row {index[-1]} (counting from 0) of your weights is all 0 although it may attend to keys {allowed[index].nonzero().flatten().tolist()}: the exp of any score above 88 overflows to inf (the largest float32 is about 3e38 = e^88), inf/inf = NaN, and whatever turned the NaN into 0 hid it. The exp of the raw scores is where it goes wrong: which change to a row of scores leaves its softmax the same but keeps every exp in range?"
         )
     if problem and starved.any():
         index = tuple(starved.nonzero()[0].tolist())
