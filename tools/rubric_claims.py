@@ -203,13 +203,14 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
             # costs (lecturer review s29, M1)
             ["Position alone thus says only", "That orders two shapes well"],
         ],
-        # "explain the difference from the gradients": no gradient to W_q and W_k, a tiny one to v_a,
-        # so the run first has to grow v_a
+        # "explain the difference from the gradients": no gradient to W_q and W_k; the flat product
+        # gives v_a no consistent direction; its gradient is small, which AdamW's steps hardly feel
+        # (reader s37, M1)
         1: [
             [
                 "With $\\mathbf v_a = 0$ every score is 0",
-                "The gradient of $\\mathbf v_a$ itself",
-                "So the uniform start must first grow",
+                ("What keeps the attention flat", "The score is a product"),
+                ("The gradient of $\\mathbf v_a$ is", "Its size matters little"),
             ]
         ],
     },

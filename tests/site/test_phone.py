@@ -250,7 +250,8 @@ def test_chapter_4s_tables_and_reinforce_equations_fit_a_phone(site, server, bro
 def test_chapter_5s_display_equations_fit_a_phone(site, server, browser, phone):
     """Review s33, item 6: at 360 px the HAN's two-column equations ran 523 px in a 328 px column,
     the deep output layer (eq. 7) 344 and Jensen's bound 428, each scrolling sideways. Stacked, one
-    equation per line (eq. 7 and the bound on two), each fits with room to spare."""
+    equation per line (the bound on two; eq. 7 as two equations, its sum o_t and then p(y_t), which
+    read the same on a desktop: review s37 item M3), each fits with room to spare."""
     width, height = phone
     open_page(browser, f"{server}/notebooks/05_attention_beyond_translation.html")
     wait_until(browser, CUES_DRAWN, timeout=10)
