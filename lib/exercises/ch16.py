@@ -1,8 +1,8 @@
 """Checkers for the exercises of the chapter *Beyond BERT*.
 
 - :func:`check_discriminator_loss`: exercise 1 (implement): ELECTRA's discriminator loss from the
-  corruption step's tensors (Clark et al. 2020, sec. 2): labels 1 where the corrupted token differs from
-  the original, binary cross-entropy with logits averaged over the real (non-padding) tokens.
+  corruption step's tensors (Clark et al. 2020, sec. 2), on hidden cases with padding and with samples
+  that equal the original.
 - :func:`check_albert_prediction`: exercise 2 (predict, then check): ALBERT-large's exact parameter count
   (a count that leaves out or widens one or two parts is told which), and whether ALBERT-xlarge has fewer
   parameters than BERT-base.
@@ -203,8 +203,8 @@ PRIVATE_CASE_MISTAKES = {"discriminator_loss": _mistakes_passing_discriminator}
 
 @checker("discriminator loss")
 def check_discriminator_loss(discriminator_loss: Any) -> str:
-    """Check ``discriminator_loss(logits, original, masked, corrupted, attention_mask) -> scalar tensor``:
-    the mean binary cross-entropy (with logits) of "replaced" over the real tokens."""
+    """Check ``discriminator_loss(logits, original, masked, corrupted, attention_mask) -> scalar tensor``,
+    ELECTRA's discriminator loss from one corruption step."""
     attempted(discriminator_loss, "discriminator_loss")
     cases = _cases()
     for name, args in cases:
