@@ -264,8 +264,8 @@ def test_each_point_is_the_claim_its_question_asks_for():
         "Why does the first block need no special case, although your running maximum starts at"
         " $m = -\\infty$ and your sum at $\\ell = 0$?",
         "Why would the power-of-two formula applied to 12, $2^{-8(h+1)/12}$, be wrong for a model"
-        " trained with the released code, although its 12 slopes also run from steep to flat, in"
-        " even steps (the released ones do not)?",
+        " trained with the released code, although its 12 slopes, like the released ones, span steep"
+        " to flat (and, unlike them, in even steps)?",
         "Why is the tile's own lower triangle, `torch.ones(4, 4).tril()`, wrong for this tile?",
         "Why must $\\delta_i$ be the $dO_i \\cdot o_i$ you are given, and not the tile's own sum"
         " $\\sum_j P_{ij}\\, dP_{ij}$ over its keys?",

@@ -590,8 +590,9 @@ FOCUS_READ: dict[tuple[str, int, int], str] = {
     " point is what they say (one bit repeats, a position is the whole code)",
     ("15", 3, 2): "'with the idea of a no-op head': the point states the idea (a head with nothing"
     " to add still puts its weight somewhere); its name is in what a full answer may add",
-    ("18", 2, 1): "'although its 12 slopes also run from steep to flat': the point says why that"
-    " does not help (the slopes are part of what a checkpoint learned), whatever their number",
+    ("18", 2, 1): "'although its 12 slopes, like the released ones, span steep to flat': the point"
+    " says why that does not help (the slopes are part of what a checkpoint learned), whatever their"
+    " number",
 }
 
 # The words of a question that say what it asks, not how (lecturer review s23, S3): besides the

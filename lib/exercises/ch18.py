@@ -501,16 +501,20 @@ def _mistakes_passing_running() -> list[str]:
     return passing_everywhere(_RUNNING_MISTAKES, right)
 
 
-def _same_for_every_case(running_max_and_sum: Any) -> tuple[float, float] | None:
-    """The (m, l) that ``running_max_and_sum`` returns on every case alike (a stub returning a
-    constant, whose 0 was named "the last block's own maximum" on the first case), else None."""
+def _constant_answer(fn: Any, cases: list[tuple], values_of: Any) -> Any:
+    """The one value that ``fn`` returns on every case alike (a stub returning a constant), else
+    None. ``cases``: the argument tuples of its calls; ``values_of(result)``: the values of one
+    result, as a list (None: not a constant answer). A call that raises gives None: the checker's own
+    calls report it, with their case."""
     seen = set()
-    for _, x, block in _running_cases():
+    for args in cases:
         try:
-            m, total = call(running_max_and_sum, x, block, name="", case="")
-            seen.add((float(m), float(total)))
-        except Exception:  # the checker's own calls report it, with their case
+            values = values_of(call(fn, *args, name="", case=""))
+        except Exception:
             return None
+        if values is None:
+            return None
+        seen.update(values)
         if len(seen) > 1:
             return None
     return seen.pop() if seen else None
@@ -529,7 +533,13 @@ def check_running_max_and_sum(running_max_and_sum: Any) -> str:
         fail(
             f"your `running_max_and_sum` calls {used[0]}; compute the maximum and the sum yourself, block by block."
         )
-    constant = _same_for_every_case(running_max_and_sum)
+    # a stub returning a constant (m, l), whose 0 was named "the last block's own maximum" on the
+    # first case
+    constant = _constant_answer(
+        running_max_and_sum,
+        [(x, block) for _, x, block in _running_cases()],
+        lambda result: [tuple(map(float, result))] if len(result) == 2 else None,
+    )
     if constant is not None:
         fail(
             f"your `running_max_and_sum` returns (m, l) = ({fmt(constant[0])}, {fmt(constant[1])}) on every case, whatever the scores: m and l must be computed from x, the largest score and the sum of exp(x_j - m)."
@@ -825,24 +835,6 @@ def _mistakes_passing_tile_mask() -> list[str]:
     return passing_everywhere(_TILE_MISTAKES, right)
 
 
-def _same_on_every_tile(tile_mask: Any) -> str | None:
-    """ "True" or "False" where ``tile_mask`` returns that one value at every entry on every case (a
-    stub returning a constant), else None: the course review's constant tensor of the right shape was
-    told it ignored j0, the mistake whose mask it matched on the first tile across the diagonal."""
-    values = set()
-    for i0, i1, j0, j1 in _tile_cases():
-        try:
-            result = call(tile_mask, i0, i1, j0, j1, name="", case="")
-        except Exception:  # the checker's own calls report it, with their case
-            return None
-        if not isinstance(result, Tensor) or result.numel() == 0:
-            return None
-        values |= set(result.flatten().tolist())
-        if len(values) > 1:
-            return None
-    return str(bool(values.pop())) if values else None
-
-
 @checker("tile_mask")
 def check_tile_mask(tile_mask: Any) -> str:
     """Check ``tile_mask(i0, i1, j0, j1) -> bool [i1 - i0, j1 - j0]`` against
@@ -873,10 +865,20 @@ def check_tile_mask(tile_mask: Any) -> str:
             )
         if torch.equal(result, tile_mask_reference(i0, i1, j0, j1)):
             continue
-        constant = _same_on_every_tile(tile_mask)
-        if constant is not None:  # a stub's constant matched "ignoring j0" or "ignoring i0"
+        # a stub's constant tensor of the right shape matched "ignoring j0" or "ignoring i0" (the
+        # course review's was told it ignored j0)
+        constant = _constant_answer(
+            tile_mask,
+            _tile_cases(),
+            lambda result: (
+                result.flatten().tolist()
+                if isinstance(result, Tensor) and result.numel() > 0
+                else None
+            ),
+        )
+        if constant is not None:
             fail(
-                f"your `tile_mask` returns a mask that is {constant} at every query and key, whatever the tile: on the case {case} it is wrong. Which keys a query may attend depends on where the tile lies: on the positions i0 + r of its queries and j0 + c of its keys."
+                f"your `tile_mask` returns a mask that is {bool(constant)} at every query and key, whatever the tile: on the case {case} it is wrong. Which keys a query may attend depends on where the tile lies: on the positions i0 + r of its queries and j0 + c of its keys."
             )
         for mistake, message in _TILE_MISTAKES:
             if torch.equal(result, tile_mask_reference(i0, i1, j0, j1, mistake=mistake)):
