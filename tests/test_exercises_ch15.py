@@ -45,27 +45,69 @@ def test_the_checkers_weights_are_the_models():
         assert abs(row[2].item() - to_animal) < 0.001 and abs(row[8].item() - to_street) < 0.001
 
 
+RIGHT = (0.608, 0.350)  # w_scared, w_narrow as the model gives them
+
+
 def test_check_other_adjectives_accepts_and_says_what_is_missing():
-    assert ch15.check_other_adjectives(True, False)
+    assert ch15.check_other_adjectives(True, False, *RIGHT)
+    assert ch15.check_other_adjectives(True, False, 0.61, 0.35)  # two decimals are enough
     # the verdict is shown as plain text: no Markdown asterisks
-    assert "*" not in ch15.check_other_adjectives(True, False).message
+    assert "*" not in ch15.check_other_adjectives(True, False, *RIGHT).message
     # the book's shared rule for predictions (expect_bool): bools, not words or 1/0
-    assert ch15.check_other_adjectives(torch.tensor(True), torch.tensor(False))
+    assert ch15.check_other_adjectives(torch.tensor(True), torch.tensor(False), *RIGHT)
     half = ch15.check_other_adjectives(True, None)
     assert half.status == "not attempted" and "narrow_above_half" in half.message
     assert "scared_above_half" in ch15.check_other_adjectives(None, False).message
+    # a missing prediction is named without a word on the other one
+    assert "right" not in half.message
     assert ch15.check_other_adjectives(None, None).status == "not attempted"
 
 
+@pytest.mark.parametrize(
+    "predictions", [(True, False), (False, True), (False, False), (True, True)]
+)
+def test_check_other_adjectives_judges_no_prediction_before_the_weights(predictions):
+    """Review s38 m3: "scared_above_half = False is not what the head does" gave a True/False answer away
+    after one try. Right or wrong, two predictions alone get the same answer: measure the weights."""
+    verdict = ch15.check_other_adjectives(*predictions)
+    assert verdict.status == "not attempted" and verdict.exercise == "w_scared"
+    assert "set w_scared and w_narrow" in verdict.message
+    assert ch15.check_other_adjectives(*predictions, 0.608).exercise == "w_narrow"
+    assert verdict.message == ch15.check_other_adjectives(True, False).message
+
+
+def _other_head(adjective: str) -> tuple[float, int, int]:
+    """A weight from *it* to *animal* of another head than (3, 1), at least 0.02 from every weight the
+    checker knows, and its layer and head."""
+    att = ch15._adjective_attention(adjective)[:, :, 10, 2]  # [L, H]
+    known = [w for pair in ch15.WEIGHTS.values() for w in pair]
+    for k in att.flatten().argsort(descending=True).tolist():
+        layer, head = divmod(k, 12)
+        weight = round(att[layer, head].item(), 3)
+        if (layer, head) != (3, 1) and all(abs(weight - w) > 0.02 for w in known):
+            return weight, layer, head
+    raise AssertionError("no other head")
+
+
 ADJECTIVES_WRONG = [
-    ((False, False), "scared_above_half = False is not what the head does"),
-    ((None, True), "narrow_above_half = True is not what the head does"),
-    ((True, True), "set it beside the same weights in the *wide* sentence"),
+    ((False, False, *RIGHT), "scared_above_half = False is not what the head does"),
+    ((True, True, *RIGHT), "set both beside the same weights in the *wide* sentence"),
     (("maybe", False), "scared_above_half should be True or False"),
     (("yes", False), "scared_above_half should be True or False"),
     ((1, False), "scared_above_half should be True or False"),
     ((True, 0), "narrow_above_half should be True or False"),
     ((True, 0.35), "narrow_above_half should be True or False"),
+    # the measured weights
+    ((True, False, 0.060, 0.350), "w_scared = 0.06 is the weight from *it* to *street*"),
+    ((True, False, 0.608, 0.221), "w_narrow = 0.221 is the weight from *it* to *street*"),
+    ((True, False, 60.8, 0.350), "w_scared = 60.8 looks like a percentage"),
+    ((True, False, 0.6, 0.350), "w_scared = 0.6 is rounded to one decimal"),
+    ((True, False, 0.68, 0.350), "the *tired* sentence. `read` the *scared* sentence instead"),
+    ((True, False, 0.608, 0.28), "the *wide* sentence. `read` the *narrow* sentence instead"),
+    ((True, False, 0.042, 0.350), "w_scared = 0.042 is the weight from *animal* to *it*"),
+    ((True, False, 0.5, 0.350), "w_scared = 0.5 is not the weight of layer 3, head 1"),
+    ((True, False, "0.61", 0.350), "w_scared should be a number"),
+    ((True, False, 0.608, True), "w_narrow should be a number"),
 ]
 
 
@@ -75,17 +117,25 @@ ADJECTIVES_WRONG = [
 def test_check_other_adjectives_rejects(args, message):
     with pytest.raises(ExerciseFailed, match=re.escape(message)) as failure:
         ch15.check_other_adjectives(*args)
-    # neither the measured weights nor the conclusion the exercise asks for
-    if "should be True or False" not in message:  # those echo the value given
-        for weight in ("0.61", "0.35", "0.68", "0.28", "0.22", "0.06"):
-            assert weight not in failure.value.message
+    # neither the measured weights (but those given) nor the conclusion the exercise asks for
+    given = {a if isinstance(a, str) else f"{a:g}" for a in args if isinstance(a, (float, str))}
+    for weight in ("0.61", "0.35", "0.68", "0.28", "0.22", "0.06"):
+        assert weight not in failure.value.message or any(g.startswith(weight) for g in given)
     assert "describe" not in failure.value.message
+
+
+@pytest.mark.parametrize("adjective", ["scared", "narrow"])
+def test_check_other_adjectives_names_the_other_head(adjective):
+    weight, layer, head = _other_head(adjective)
+    args = (True, False, weight, 0.350) if adjective == "scared" else (True, False, 0.608, weight)
+    with pytest.raises(ExerciseFailed, match=re.escape(f"of layer {layer}, head {head}.")):
+        ch15.check_other_adjectives(*args)
 
 
 def test_check_other_adjectives_names_both_wrong_predictions_at_once():
     # (False, True): both wrong; the reader learns of both in one run, not one after the other
     with pytest.raises(ExerciseFailed) as failure:
-        ch15.check_other_adjectives(False, True)
+        ch15.check_other_adjectives(False, True, *RIGHT)
     message = failure.value.message
     assert "scared_above_half = False is not" in message
     assert "narrow_above_half = True is not" in message

@@ -2,7 +2,7 @@
 
 - :func:`check_other_adjectives`: exercise 1 (predict, then check): does layer 3, head 1 of
   all-MiniLM-L6-v2 give more than half of the weight of *it* to *animal* when the animal is *scared*, and
-  when the street is *narrow*?
+  when the street is *narrow*? The predictions are judged beside the two weights the reader measured.
 - :func:`check_embed`: exercise 2 (implement): sentence vectors as sentence-transformers computes them
   for this model (Reimers and Gurevych 2019, sec. 3: the MEAN pooling strategy): the mean of the last
   layer's token vectors over the tokens that the attention mask marks ([CLS] and [SEP] included, padding
@@ -30,8 +30,11 @@ from . import (
     call,
     checker,
     expect_bool,
+    expect_number,
     expect_tensor,
     fail,
+    fail_as_percentage,
+    fmt,
     largest_difference,
     not_attempted,
     passing_everywhere,
@@ -53,34 +56,105 @@ WEIGHTS = {
 }
 
 
+@functools.cache
+def _adjective_attention(adjective: str) -> Tensor:
+    """The attention [L, H, T, T] of all-MiniLM-L6-v2 on "The animal didn't cross the street because it was
+    too <adjective>." ([CLS] at 0, animal at 2, street at 8, it at 10), computed once: where a wrong weight
+    came from (the other heads, the other direction)."""
+    model, tokenizer = _minilm()
+    enc = tokenizer.encode(f"The animal didn't cross the street because it was too {adjective}.")
+    with torch.no_grad():
+        out = model(torch.tensor([enc.input_ids]), return_attention=True)
+    return torch.stack(out.attentions)[:, 0]
+
+
+def _check_weight(value: Any, name: str, adjective: str) -> None:
+    """One measured weight (``w_scared`` or ``w_narrow``): layer 3, head 1, from *it* to *animal*, to
+    within 0.005 (two decimals are enough); a wrong one is told where it came from when that can be found."""
+    weight = expect_number(value, name)
+    to_animal, to_street = WEIGHTS[adjective]
+    if abs(weight - to_animal) <= 0.005:
+        return
+    sentence = f"the *{adjective}* sentence"
+    if 1 < weight <= 100 and abs(weight - 100 * to_animal) <= 0.5:
+        fail_as_percentage(weight, name)
+    if weight == round(to_animal, 1):
+        fail(f"{name} = {fmt(weight)} is rounded to one decimal: give it to two decimals at least.")
+    if abs(weight - to_street) <= 0.005:
+        fail(
+            f"{name} = {fmt(weight)} is the weight from *it* to *street*. The exercise asks for the weight from *it* to *animal* in {sentence}."
+        )
+    for other_adjective, (other_weight, _) in WEIGHTS.items():
+        if other_adjective != adjective and abs(weight - other_weight) <= 0.005:
+            fail(
+                f"{name} = {fmt(weight)} is the weight from *it* to *animal* in the *{other_adjective}* sentence. `read` {sentence} instead."
+            )
+    att = _adjective_attention(adjective)
+    (layer, head), it, animal = HEAD, 10, 2
+    if abs(weight - att[layer, head, animal, it].item()) <= 0.005:
+        fail(
+            f"{name} = {fmt(weight)} is the weight from *animal* to *it*: the row of *animal*, the column of *it*. The weight from *it* to *animal* is in the row of the query *it*, at the column of the key *animal*: att[3, 1, it, animal]."
+        )
+    other = (att[:, :, it, animal] - weight).abs()  # [L, H]
+    if other.min() <= 0.005:
+        layer, head = divmod(other.argmin().item(), other.shape[1])
+        fail(
+            f"{name} = {fmt(weight)} is the weight from *it* to *animal* of layer {layer}, head {head}. The exercise asks for layer 3, head 1 (counted from 0): att[3, 1, it, animal]."
+        )
+    fail(
+        f"{name} = {fmt(weight)} is not the weight of layer 3, head 1 from *it* to *animal* in {sentence}. `read` that sentence and take att[3, 1, it, animal]: the first index is the layer, the second the head, the third the query (*it*), the last the key (*animal*)."
+    )
+
+
 @checker("other adjectives")
-def check_other_adjectives(scared_above_half: Any, narrow_above_half: Any) -> str:
-    """Check the predictions of exercise 1: ``scared_above_half`` and ``narrow_above_half`` (True or False, as
-    every prediction of the book: ``expect_bool``): is the weight from *it* to *animal* in layer 3, head 1
-    above 0.5 in the *scared* and in the *narrow* sentence? The measured weights (0.61 and 0.35) are far enough
-    from 0.5 that rounding cannot flip them. A wrong prediction is told which one and where to look, not the
-    measured weights nor the conclusion that the exercise asks the reader to draw."""
+def check_other_adjectives(
+    scared_above_half: Any,
+    narrow_above_half: Any,
+    w_scared: Any = None,
+    w_narrow: Any = None,
+) -> str:
+    """Check exercise 1: ``scared_above_half`` and ``narrow_above_half`` (True or False, as every prediction of
+    the book: ``expect_bool``): is the weight from *it* to *animal* in layer 3, head 1 above 0.5 in the *scared*
+    and in the *narrow* sentence? ``w_scared`` and ``w_narrow``: those two weights, computed with
+    ``read``. The predictions are judged only beside the measured weights, so that two guesses cannot learn
+    the answer in one try (review s38 m3); a missing prediction is named without saying whether the other is
+    right. The measured weights (0.61 and 0.35) are far enough from 0.5 that rounding cannot flip them."""
     if scared_above_half is None and narrow_above_half is None:
         not_attempted(
             "write your two predictions (scared_above_half and narrow_above_half) in the cell above, then run this cell again."
         )
+    # both read first, so that a wrong type is named before anything is judged
+    scared_above = (
+        None if scared_above_half is None else expect_bool(scared_above_half, "scared_above_half")
+    )
+    narrow_above = (
+        None if narrow_above_half is None else expect_bool(narrow_above_half, "narrow_above_half")
+    )
+    if scared_above is None:
+        not_attempted("now predict scared_above_half as well.", "scared_above_half")
+    if narrow_above is None:
+        not_attempted("now predict narrow_above_half as well.", "narrow_above_half")
+    for value, name in ((w_scared, "w_scared"), (w_narrow, "w_narrow")):
+        if value is None:
+            not_attempted(
+                "your two predictions are written; now compute the two weights with `read` and set w_scared and w_narrow to the weight of layer 3, head 1 from it to animal in each sentence. The checker judges your predictions only beside these measurements, and it does not keep them: leave the ones you wrote first.",
+                name,
+            )
+    _check_weight(w_scared, "w_scared", "scared")
+    _check_weight(w_narrow, "w_narrow", "narrow")
     (tired, _), (wide, _) = WEIGHTS["tired"], WEIGHTS["wide"]
     scared, narrow = WEIGHTS["scared"][0], WEIGHTS["narrow"][0]
     wrong = []  # both wrong predictions named at once: one round trip, not two
-    if scared_above_half is not None and not expect_bool(scared_above_half, "scared_above_half"):
+    if not scared_above:
         wrong.append(
-            "scared_above_half = False is not what the head does. Compute it: `read` the *scared* sentence and look at the weight of layer 3, head 1 from *it* to *animal*; set it beside the same weight in the *tired* sentence."
+            "scared_above_half = False is not what the head does: your w_scared says so. Set it beside the same weight in the *tired* sentence."
         )
-    if narrow_above_half is not None and expect_bool(narrow_above_half, "narrow_above_half"):
+    if narrow_above:
         wrong.append(
-            "narrow_above_half = True is not what the head does. Compute it: `read` the *narrow* sentence and look at the weight of layer 3, head 1 from *it* to *animal* (and to *street*); set it beside the same weights in the *wide* sentence."
+            "narrow_above_half = True is not what the head does: your w_narrow says so. Look at the weight from *it* to *street* too, and set both beside the same weights in the *wide* sentence."
         )
     if wrong:
         fail(" Also: ".join(wrong))
-    if scared_above_half is None:
-        not_attempted("your narrow_above_half is right; now predict scared_above_half.")
-    if narrow_above_half is None:
-        not_attempted("your scared_above_half is right; now predict narrow_above_half.")
     return f"both predictions are right: 'it' -> 'animal' is {scared:.2f} with 'scared' (tired: {tired:.2f}) and {narrow:.2f} with 'narrow' (wide: {wide:.2f}). In this sentence, the head gives 'animal' more weight when the adjective can describe an animal."
 
 
