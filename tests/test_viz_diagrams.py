@@ -4,6 +4,7 @@ twice, and by the chapters' alt text matching the Figure's."""
 
 import io
 import json
+import math
 import re
 import struct
 from pathlib import Path
@@ -691,6 +692,12 @@ def test_beam_search_diagram_keeps_k_per_step_and_drops_the_rest(narrow):
         assert all(n[1] is None or n[3] < _BEAM_TREE[n[1]][3] for n in nodes)
         places -= sum(n[4] == "finished" for n in nodes)
     assert places == 1  # step 4: one place left, as the drawing says
+    # made up but possible (reader s38): the continuations of each box, and the first words,
+    # have probabilities that add up to at most 1
+    for parent in [None, *range(len(_BEAM_TREE))]:
+        start = 0.0 if parent is None else _BEAM_TREE[parent][3]
+        children = [n[3] for n in _BEAM_TREE if n[1] == parent]
+        assert sum(math.exp(lp - start) for lp in children) <= 1, (parent, children)
     # greedy decoding (the best child of its last word, from <bos>) ends at un chat dort, which
     # the beam drops for le chat dort, more probable: chapter 4's caption and text say so
     path, at = [], None
@@ -698,15 +705,15 @@ def test_beam_search_diagram_keeps_k_per_step_and_drops_the_rest(narrow):
         best = max((n for n in _BEAM_TREE if n[0] == step and n[1] == at), key=lambda n: n[3])
         path.append(best[2])
         at = _BEAM_TREE.index(best)
-    assert path == ["un", "chat", "dort"] and _BEAM_TREE[at][3:] == (-2.3, "dropped")
+    assert path == ["un", "chat", "dort"] and _BEAM_TREE[at][3:] == (-2.6, "dropped")
     kept = [n for n in _BEAM_TREE if n[0] == 3 and n[4] == "kept"]
-    assert [(n[2], n[3]) for n in kept] == [("dort", -1.0)] and _BEAM_TREE[kept[0][1]][1] == 1
+    assert [(n[2], n[3]) for n in kept] == [("dort", -1.5)] and _BEAM_TREE[kept[0][1]][1] == 1
     fig = viz.beam_search_diagram(narrow=narrow)
     fills = [to_rgba(_DIAGRAM_COLORS[k]) for k in ("rnn", "plain", "emb")]
     counts = [sum(b.get_facecolor() == c for b in boxes(fig)) for c in fills]
     assert counts == [5 + 1, 3 + 1, 1 + 1]  # the tree's boxes and the legend's
     t = texts(fig)
-    assert "<eos>\n\u22121.4" in t and any("one place left" in x for x in t)
+    assert "<eos>\n\u22122.3" in t and any("one place left" in x for x in t)
     assert "k = 2" in fig.alt_text and "one place left" in fig.alt_text
     assert set(_BEAM_KINDS) == {"kept", "dropped", "finished"}
     with pytest.raises(TypeError, match="narrow"):

@@ -1388,18 +1388,19 @@ def kv_cache_diagram(tokens, *, narrow=True):
 # beam_search_diagram's tree, an illustration (no model computed it): (step, parent, word, total log p,
 # fate), a beam of k = 2. Step 1 keeps the two best of <bos>'s extensions; step 2 the two best of
 # all four; at step 3 one of the two kept ends with <eos> and is set aside, finished. Greedy decoding
-# takes un, the best first word, and writes un chat dort (-2.3); the beam keeps le too, and le chat
-# dort (-1.0) is more probable. The step-3 boxes are listed left to right, so no lines cross
+# takes un, the best first word, and writes un chat dort (-2.6); the beam keeps le too, and le chat
+# dort (-1.5) is more probable. Made up but possible: the continuations of each box have
+# probabilities that add up to at most 1. The step-3 boxes are listed left to right, so no lines cross
 _BEAM_TREE = (
-    (1, None, "un", -0.4, "kept"),
-    (1, None, "le", -0.6, "kept"),
-    (1, None, "la", -2.5, "dropped"),
-    (2, 0, "chat", -1.9, "kept"),
-    (2, 0, "chien", -2.4, "dropped"),
-    (2, 1, "chat", -0.8, "kept"),
-    (3, 3, "dort", -2.3, "dropped"),
-    (3, 5, "dort", -1.0, "kept"),
-    (3, 5, "<eos>", -1.4, "finished"),
+    (1, None, "un", -0.5, "kept"),
+    (1, None, "le", -1.0, "kept"),
+    (1, None, "la", -4.0, "dropped"),
+    (2, 0, "chat", -2.0, "kept"),
+    (2, 0, "chien", -2.3, "dropped"),
+    (2, 1, "chat", -1.1, "kept"),
+    (3, 3, "dort", -2.6, "dropped"),
+    (3, 5, "dort", -1.5, "kept"),
+    (3, 5, "<eos>", -2.3, "finished"),
 )
 _BEAM_KINDS = {"kept": "rnn", "dropped": "plain", "finished": "emb"}
 
@@ -1415,11 +1416,11 @@ def beam_search_diagram(*, narrow=False):
     alt = (
         "A beam search with a beam of k = 2, drawn as a tree from <bos> at the top, three steps "
         "down; each box holds a new word and the total log-probability of the partial translation "
-        "it ends. Step 1: un (-0.4) and le (-0.6) are kept, la (-2.5) is dropped. Step 2: of their "
-        "extensions, un chat (-1.9) and le chat (-0.8) are kept, un chien (-2.4) is dropped. Step "
-        "3: un chat dort (-2.3) is dropped; le chat dort (-1.0) is kept and le chat <eos> (-1.4) "
+        "it ends. Step 1: un (-0.5) and le (-1.0) are kept, la (-4.0) is dropped. Step 2: of their "
+        "extensions, un chat (-2.0) and le chat (-1.1) are kept, un chien (-2.3) is dropped. Step "
+        "3: un chat dort (-2.6) is dropped; le chat dort (-1.5) is kept and le chat <eos> (-2.3) "
         "is kept too but finished, set aside. Greedy decoding, which takes un at step 1, would be "
-        "at un chat dort (-2.3), less probable. At step 4 the beam has one place left, for the best "
+        "at un chat dort (-2.6), less probable. At step 4 the beam has one place left, for the best "
         "extension of le chat dort; the most probable finished translation wins."
     )
     width, height = (5.2, 6.6) if narrow else (8.0, 5.4)
