@@ -256,7 +256,8 @@ def test_chapters_13_and_18_leave_out_the_passages_that_answer_a_written_questio
             c.get("id")
             for c in json.loads((root / "notebooks" / f"{chapter}.ipynb").read_text())["cells"]
         }
-        assert all(make_slides.PASSAGE in k or k in ids for k in table)
+        # a passage, a list item (a summary's bullet) or a code cell's id
+        assert all(make_slides.PASSAGE in k or k.startswith("- ") or k in ids for k in table)
     assert "In a tile, the bias is computed" in " ".join(text.split())
     # the page lists them, and the cheap path without a whole make book (lecturer review s22, M10)
     page = " ".join((root / "book" / "teachers.md").read_text().split())
@@ -265,6 +266,26 @@ def test_chapters_13_and_18_leave_out_the_passages_that_answer_a_written_questio
     assert (
         "python tools/make_slides.py --exclude-answers 13 18 --cache _build/.jupyter_cache" in page
     )
+
+
+def test_chapter_13s_answer_free_deck_states_no_part_of_exercise_1s_argument():
+    """Lecturer review s38, M1: chapter 13's answer-free deck still said "top-p cuts the tail
+    according to the model's confidence" (the decoding section's opening) and "top-k keeps a fixed
+    number of tokens, top-p a number that follows the model's confidence" (the summary): exercise
+    1's written argument, on two shown slides. Neither is left, in the slides or the notes."""
+    root = Path(__file__).resolve().parents[1]
+    nb = nbformat.reads((root / "notebooks" / "13_gpt.ipynb").read_text(), 4)
+    whole = " ".join("\n".join(c.source for c in make_slides.deck(nb, {}, "x.html").cells).split())
+    shown = make_slides.deck(nb, {}, "x.html", answers=make_slides.ANSWERS["13_gpt"])
+    text = " ".join("\n".join(c.source for c in shown.cells).split())
+    for passage in [
+        "top-p cuts the tail according to the model's confidence",
+        "**top-k** keeps a fixed number of tokens, **top-p** a number that follows the model's",
+    ]:
+        assert passage in whole and passage not in text, passage
+    assert "confidence" not in text
+    assert "## Decoding: greedy, temperature, top-k, top-p and beam search" in text
+    assert "## Summary" in text and "**key/value cache**" in text
 
 
 def _class_questions(chapter: str) -> dict[int, str]:

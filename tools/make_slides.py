@@ -96,6 +96,11 @@ ANSWERS: dict[str, dict[str, str]] = {
     "13_gpt": {
         # top-p's set follows the model's confidence: exercise 1's written answer (one k for all steps)
         "Top-p keeps a set whose size ... nucleus sampling.": "exercise 1",
+        # the same claim on two shown slides (lecturer review s38, M1): the decoding section's opening
+        # sentence ("top-p cuts the tail according to the model's confidence") and the summary's bullet
+        # ("top-p a number that follows the model's confidence")
+        "This section's two lessons: top-p ... the likeliest document.": "exercise 1",
+        "- **Decoding** is a choice made after training": "exercise 1",
     },
     "18_attention_at_scale": {
         # the slopes of 6 and 12 heads, and how the new ones interleave: exercise 2's rule, printed
