@@ -471,3 +471,52 @@ def test_the_copy_report_lists_groups_not_pairs(tmp_path):
         "ex2_written: these 3 answers are alike (similarity 0.85 to 0.91; order unknown): gus, hal, "
         "ivy",
     ]
+
+
+def test_a_call_after_one_that_ran_out_of_time_says_it_did_not_finish(monkeypatch):
+    """Lecturer review s38, m1: chapter 18's checker calls the student's function again after a
+    call that ran out of time (it first tries every case for a constant answer); the grader had
+    killed the child, and the next call reported "Your code crashed the Python process (signal 9)"
+    for a loop that never ends. It says the call did not finish, as the other chapters do."""
+    import grade_course
+
+    class Zygote:
+        def receive(self, timeout):
+            return {"signal": 9}
+
+    child = grade_course.Child.__new__(grade_course.Child)
+    child.zygote, child.pid, child.requests = Zygote(), 0, -1
+    child.ended, child.killed_because = None, None
+    child.limits = {"cpu_seconds": 600, "memory_bytes": 4 << 30}
+    monkeypatch.setattr(grade_course.os, "killpg", lambda *a: None)
+    monkeypatch.setattr(grade_course.os, "kill", lambda *a: None)
+    sent = []
+
+    def send(fd, message, deadline):  # the first call runs until the checker's timer; then gone
+        sent.append(message)
+        if len(sent) == 1:
+            raise lib_exercises._TimeLimit
+        raise BrokenPipeError
+
+    monkeypatch.setattr(grade_course, "_send", send)
+    grader = type("Grader", (), {"time_limit": 10, "memory_gb": 4})()
+    answer = grade_course.Answer(
+        child, {"function": 0, "name": "running_max_and_sum"}, None, grader
+    )
+    monkeypatch.setattr(lib_exercises, "CALL_TIME_LIMIT", 10)
+    try:
+        lib_exercises.call(answer, torch.zeros(3), 2, name="running_max_and_sum", case="'a'")
+    except Exception as e:  # noqa: BLE001 (the checker's failure)
+        assert "did not finish in 10 s" in str(e)
+    else:
+        raise AssertionError("the first call did not fail")
+    try:
+        answer(torch.zeros(3), 2)
+    except grade_course.SandboxStop as stop:
+        message = str(stop)
+    assert "did not finish in 10 s" in message and "running_max_and_sum" in message
+    assert "crashed" not in message and not grade_course.STOPPED.search(message)
+    # a SIGKILL the grader did not send: the system's, for memory or the CPU limit's last step
+    child.ended, child.killed_because = {"signal": 9}, None
+    assert "ran past its CPU time (600 s) or its memory (4 GB)" in child.why_ended()
+    assert grade_course.STOPPED.search(child.why_ended())
