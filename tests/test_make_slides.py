@@ -298,7 +298,7 @@ def _class_questions(chapter: str) -> dict[int, str]:
             for part in make_slides.sections(
                 make_slides.blocks(make_slides.plain_markdown(cell.source, {}))
             ):
-                if q := make_slides.class_question(part, measured):
+                if q := make_slides.class_question(part, measured, path.stem):
                     out[int(re.match(r"\*\*Exercise (\d+)", q).group(1))] = q
     return out
 
@@ -323,6 +323,23 @@ def test_the_class_questions_are_the_exercises_questions():
         "BERT" in _class_questions("13")[3]
         and "Then find the smallest" in _class_questions("13")[1]
     )
+
+
+def test_every_class_question_asks_one_where_the_table_gives_it(monkeypatch):
+    """Lecturer review s38, m3: chapter 5's "Questions for the class" slide, item 1, stated the
+    premise (Bahdanau's start and Xavier's) and asked nothing. The table CLASS_QUESTIONS gives the
+    question of an exercise whose statement asks none, and only of such an exercise."""
+    ch05 = _class_questions("05")
+    assert ch05[1].startswith("**Exercise 1 (change and explain).** Started as Bahdanau")
+    assert ch05[1].endswith("from the gradients the attention receives at the start of training?")
+    assert ch05[2].endswith("?") and ch05[3].endswith("?")
+    table = make_slides.CLASS_QUESTIONS
+    assert table
+    monkeypatch.setattr(make_slides, "CLASS_QUESTIONS", {})
+    for chapter, given in table.items():
+        asked = _class_questions(chapter[:2])
+        for number in given:
+            assert not asked[number].endswith("?"), (chapter, number)
 
 
 def test_chapter_3s_summary_sentence_on_exercise_1_is_an_answer():
