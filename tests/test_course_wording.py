@@ -520,3 +520,42 @@ def test_a_call_after_one_that_ran_out_of_time_says_it_did_not_finish(monkeypatc
     child.ended, child.killed_because = {"signal": 9}, None
     assert "ran past its CPU time (600 s) or its memory (4 GB)" in child.why_ended()
     assert grade_course.STOPPED.search(child.why_ended())
+
+
+def test_two_answers_near_the_model_answer_are_not_flagged_alike_each_other(monkeypatch, tmp_path):
+    """Lecturer review s38, m4: s1good (honest, close to the model answer) and s6cheat (the model
+    answer pasted) were "near-verbatim the model answer" in the grader's report, and nothing more;
+    the flags made them a pair, and the export warned "answers alike (s1good submitted first)",
+    pointing at the honest student. Each is flagged alike with the model answer; a pair whose
+    likeness is not the book's is still a pair."""
+    import json
+
+    import export_grades
+    import grade_course
+
+    chapter = "13_gpt"
+    lines = [
+        "s1good ex2_written: like the model answer (similarity 0.86, 9 runs of 8 words in common)",
+        "s6cheat ex2_written: like the model answer (similarity 1.00, 12 runs of 8 words in common)",
+        "s1good ex2_written: like s6cheat's answer (similarity 0.86, 9 runs of 8 words in common)"
+        ", s1good first",
+        "bob ex3_written: like carol's answer (similarity 0.95, 6 runs of 8 words in common)"
+        ", bob first",
+    ]
+    for name in ("FLAGGED", "REFUSED", "REPAIRED"):
+        monkeypatch.setattr(grade_course, name, {}, raising=False)
+    monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: list(lines))
+    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "book_numbers_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "edited_locked_cells", lambda *a: [])
+    monkeypatch.setattr(grade_course, "worked_solutions_setting", lambda course: "flag")
+    monkeypatch.setattr(grade_course, "flag_in_gradebook", lambda *a: [])
+    students = ["bob", "carol", "s1good", "s6cheat"]
+    grade_course._print_flags(tmp_path, chapter, students, [])
+    saved = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    assert saved["s1good"] == saved["s6cheat"] == ["alike with the model answer"]
+    assert saved["bob"] == ["alike with carol; bob submitted first"]
+    warnings = export_grades.flag_warnings(tmp_path / "reports", [chapter])
+    assert not any("s1good" in w and "answers alike" in w for w in warnings), warnings
+    assert any("bob and carol" in w and "answers alike (bob submitted first" in w for w in warnings)

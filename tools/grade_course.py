@@ -3735,12 +3735,21 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
     worked, code = split_worked(code)
     if worked_solutions_setting(course) == "flag":  # allowed, or zeroed: nothing to decide
         code = worked + code
+    # two students each near-verbatim the model answer (or each the worked solution) in one exercise
+    # are alike through the book: each is flagged alike with it, not with the other, as the printed
+    # report groups them (lecturer review s38, m4: the export warned "s1good and s6cheat: answers
+    # alike (s1good submitted first)", pointing at the honest student, when the grader had found
+    # only "2 answers are near-verbatim the model answer")
+    of_book = {(found[1], found[2]) for found in map(_BOOK.match, strong + code) if found}
     for line in strong + code:  # a likeness expected by chance is no flag (lecturer review s29, M2)
         # two students alike: the pair and who submitted first, for each of them, no role (lecturer
         # review s23, M1); one alike with the model answer or the worked solution: that
         pair, first = _PAIR.match(line), _FIRST.search(line)
         if pair:
             a, b = pair[1], pair[2] or pair[3]
+            grade_id = line.split(" ", 2)[1].rstrip(":")
+            if (a, grade_id) in of_book and (b, grade_id) in of_book:
+                continue
             for student, other in ((a, b), (b, a)):
                 flagged.setdefault(student, []).append(pair_flag(other, first and first[1]))
         else:
