@@ -471,3 +471,91 @@ def test_the_copy_report_lists_groups_not_pairs(tmp_path):
         "ex2_written: these 3 answers are alike (similarity 0.85 to 0.91; order unknown): gus, hal, "
         "ivy",
     ]
+
+
+def test_a_call_after_one_that_ran_out_of_time_says_it_did_not_finish(monkeypatch):
+    """Lecturer review s38, m1: chapter 18's checker calls the student's function again after a
+    call that ran out of time (it first tries every case for a constant answer); the grader had
+    killed the child, and the next call reported "Your code crashed the Python process (signal 9)"
+    for a loop that never ends. It says the call did not finish, as the other chapters do."""
+    import grade_course
+
+    class Zygote:
+        def receive(self, timeout):
+            return {"signal": 9}
+
+    child = grade_course.Child.__new__(grade_course.Child)
+    child.zygote, child.pid, child.requests = Zygote(), 0, -1
+    child.ended, child.killed_because = None, None
+    child.limits = {"cpu_seconds": 600, "memory_bytes": 4 << 30}
+    monkeypatch.setattr(grade_course.os, "killpg", lambda *a: None)
+    monkeypatch.setattr(grade_course.os, "kill", lambda *a: None)
+    sent = []
+
+    def send(fd, message, deadline):  # the first call runs until the checker's timer; then gone
+        sent.append(message)
+        if len(sent) == 1:
+            raise lib_exercises._TimeLimit
+        raise BrokenPipeError
+
+    monkeypatch.setattr(grade_course, "_send", send)
+    grader = type("Grader", (), {"time_limit": 10, "memory_gb": 4})()
+    answer = grade_course.Answer(
+        child, {"function": 0, "name": "running_max_and_sum"}, None, grader
+    )
+    monkeypatch.setattr(lib_exercises, "CALL_TIME_LIMIT", 10)
+    try:
+        lib_exercises.call(answer, torch.zeros(3), 2, name="running_max_and_sum", case="'a'")
+    except Exception as e:  # noqa: BLE001 (the checker's failure)
+        assert "did not finish in 10 s" in str(e)
+    else:
+        raise AssertionError("the first call did not fail")
+    try:
+        answer(torch.zeros(3), 2)
+    except grade_course.SandboxStop as stop:
+        message = str(stop)
+    assert "did not finish in 10 s" in message and "running_max_and_sum" in message
+    assert "crashed" not in message and not grade_course.STOPPED.search(message)
+    # a SIGKILL the grader did not send: the system's, for memory or the CPU limit's last step
+    child.ended, child.killed_because = {"signal": 9}, None
+    assert "ran past its CPU time (600 s) or its memory (4 GB)" in child.why_ended()
+    assert grade_course.STOPPED.search(child.why_ended())
+
+
+def test_two_answers_near_the_model_answer_are_not_flagged_alike_each_other(monkeypatch, tmp_path):
+    """Lecturer review s38, m4: s1good (honest, close to the model answer) and s6cheat (the model
+    answer pasted) were "near-verbatim the model answer" in the grader's report, and nothing more;
+    the flags made them a pair, and the export warned "answers alike (s1good submitted first)",
+    pointing at the honest student. Each is flagged alike with the model answer; a pair whose
+    likeness is not the book's is still a pair."""
+    import json
+
+    import export_grades
+    import grade_course
+
+    chapter = "13_gpt"
+    lines = [
+        "s1good ex2_written: like the model answer (similarity 0.86, 9 runs of 8 words in common)",
+        "s6cheat ex2_written: like the model answer (similarity 1.00, 12 runs of 8 words in common)",
+        "s1good ex2_written: like s6cheat's answer (similarity 0.86, 9 runs of 8 words in common)"
+        ", s1good first",
+        "bob ex3_written: like carol's answer (similarity 0.95, 6 runs of 8 words in common)"
+        ", bob first",
+    ]
+    for name in ("FLAGGED", "REFUSED", "REPAIRED"):
+        monkeypatch.setattr(grade_course, name, {}, raising=False)
+    monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: list(lines))
+    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "book_numbers_flags", lambda *a: [])
+    monkeypatch.setattr(grade_course, "edited_locked_cells", lambda *a: [])
+    monkeypatch.setattr(grade_course, "worked_solutions_setting", lambda course: "flag")
+    monkeypatch.setattr(grade_course, "flag_in_gradebook", lambda *a: [])
+    students = ["bob", "carol", "s1good", "s6cheat"]
+    grade_course._print_flags(tmp_path, chapter, students, [])
+    saved = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    assert saved["s1good"] == saved["s6cheat"] == ["alike with the model answer"]
+    assert saved["bob"] == ["alike with carol; bob submitted first"]
+    warnings = export_grades.flag_warnings(tmp_path / "reports", [chapter])
+    assert not any("s1good" in w and "answers alike" in w for w in warnings), warnings
+    assert any("bob and carol" in w and "answers alike (bob submitted first" in w for w in warnings)

@@ -256,7 +256,8 @@ def test_chapters_13_and_18_leave_out_the_passages_that_answer_a_written_questio
             c.get("id")
             for c in json.loads((root / "notebooks" / f"{chapter}.ipynb").read_text())["cells"]
         }
-        assert all(make_slides.PASSAGE in k or k in ids for k in table)
+        # a passage, a list item (a summary's bullet) or a code cell's id
+        assert all(make_slides.PASSAGE in k or k.startswith("- ") or k in ids for k in table)
     assert "In a tile, the bias is computed" in " ".join(text.split())
     # the page lists them, and the cheap path without a whole make book (lecturer review s22, M10)
     page = " ".join((root / "book" / "teachers.md").read_text().split())
@@ -265,6 +266,26 @@ def test_chapters_13_and_18_leave_out_the_passages_that_answer_a_written_questio
     assert (
         "python tools/make_slides.py --exclude-answers 13 18 --cache _build/.jupyter_cache" in page
     )
+
+
+def test_chapter_13s_answer_free_deck_states_no_part_of_exercise_1s_argument():
+    """Lecturer review s38, M1: chapter 13's answer-free deck still said "top-p cuts the tail
+    according to the model's confidence" (the decoding section's opening) and "top-k keeps a fixed
+    number of tokens, top-p a number that follows the model's confidence" (the summary): exercise
+    1's written argument, on two shown slides. Neither is left, in the slides or the notes."""
+    root = Path(__file__).resolve().parents[1]
+    nb = nbformat.reads((root / "notebooks" / "13_gpt.ipynb").read_text(), 4)
+    whole = " ".join("\n".join(c.source for c in make_slides.deck(nb, {}, "x.html").cells).split())
+    shown = make_slides.deck(nb, {}, "x.html", answers=make_slides.ANSWERS["13_gpt"])
+    text = " ".join("\n".join(c.source for c in shown.cells).split())
+    for passage in [
+        "top-p cuts the tail according to the model's confidence",
+        "**top-k** keeps a fixed number of tokens, **top-p** a number that follows the model's",
+    ]:
+        assert passage in whole and passage not in text, passage
+    assert "confidence" not in text
+    assert "## Decoding: greedy, temperature, top-k, top-p and beam search" in text
+    assert "## Summary" in text and "**key/value cache**" in text
 
 
 def _class_questions(chapter: str) -> dict[int, str]:
@@ -277,7 +298,7 @@ def _class_questions(chapter: str) -> dict[int, str]:
             for part in make_slides.sections(
                 make_slides.blocks(make_slides.plain_markdown(cell.source, {}))
             ):
-                if q := make_slides.class_question(part, measured):
+                if q := make_slides.class_question(part, measured, path.stem):
                     out[int(re.match(r"\*\*Exercise (\d+)", q).group(1))] = q
     return out
 
@@ -302,6 +323,23 @@ def test_the_class_questions_are_the_exercises_questions():
         "BERT" in _class_questions("13")[3]
         and "Then find the smallest" in _class_questions("13")[1]
     )
+
+
+def test_every_class_question_asks_one_where_the_table_gives_it(monkeypatch):
+    """Lecturer review s38, m3: chapter 5's "Questions for the class" slide, item 1, stated the
+    premise (Bahdanau's start and Xavier's) and asked nothing. The table CLASS_QUESTIONS gives the
+    question of an exercise whose statement asks none, and only of such an exercise."""
+    ch05 = _class_questions("05")
+    assert ch05[1].startswith("**Exercise 1 (change and explain).** Started as Bahdanau")
+    assert ch05[1].endswith("from the gradients the attention receives at the start of training?")
+    assert ch05[2].endswith("?") and ch05[3].endswith("?")
+    table = make_slides.CLASS_QUESTIONS
+    assert table
+    monkeypatch.setattr(make_slides, "CLASS_QUESTIONS", {})
+    for chapter, given in table.items():
+        asked = _class_questions(chapter[:2])
+        for number in given:
+            assert not asked[number].endswith("?"), (chapter, number)
 
 
 def test_chapter_3s_summary_sentence_on_exercise_1_is_an_answer():

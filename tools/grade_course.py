@@ -1903,6 +1903,10 @@ class Child:
         os.close(replies_w)
         self.pid = zygote.receive(120)["pid"]
         self.ended: dict | None = None
+        # why the grader itself killed it, for a later request that finds it gone (lecturer review
+        # s38, m1: chapter 18's checker calls on after a call that ran out of time, and the student
+        # read "crashed the Python process (signal 9)" instead of "did not finish")
+        self.killed_because: str | None = None
         self.sandbox = self.receive(time.monotonic() + 120).get("sandbox", {})
 
     def receive(self, deadline: float | None):
@@ -1934,10 +1938,20 @@ class Child:
             return "your code closed the sandbox's pipe to the grader, so it was stopped"
         if ended.get("exit") == VIOLATION_EXIT:
             return "your code did something the grader's sandbox does not allow, so it was stopped"
-        if ended.get("signal") in (signal.SIGKILL, signal.SIGXCPU) and not ended.get("killed"):
+        if ended.get("killed") and self.killed_because:
+            return self.killed_because
+        if ended.get("signal") == signal.SIGXCPU and not ended.get("killed"):
             return (
                 f"your code used more than {self.limits['cpu_seconds']} s of CPU time (the grader's "
                 "limit), so it was stopped"
+            )
+        if ended.get("signal") == signal.SIGKILL and not ended.get("killed"):
+            # the CPU limit's last step, or the system when the process took too much memory
+            return (
+                f"your code was stopped by the system (signal 9): it ran past its CPU time "
+                f"({self.limits['cpu_seconds']} s) or its memory "
+                f"({self.limits['memory_bytes'] / 2**30:g} GB), the grader's limits. Look for a "
+                "loop whose condition never becomes false, or one that keeps a value at every step"
             )
         if "signal" in ended:
             return f"your code crashed the Python process (signal {ended['signal']})"
@@ -1962,8 +1976,10 @@ class Child:
             self.ended = self.zygote.receive(timeout)
         return self.ended
 
-    def kill(self) -> None:
+    def kill(self, because: str | None = None) -> None:
+        """Kill the process; ``because``: what a later request that finds it gone says."""
         if self.ended is None:
+            self.killed_because = because
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -2095,7 +2111,14 @@ class Answer:
 
         from lib import exercises
 
-        seconds = (exercises.CALL_TIME_LIMIT or self._grader.time_limit) + 5
+        limit = exercises.CALL_TIME_LIMIT or self._grader.time_limit
+        seconds = limit + 5
+        # what a later call says if the checker goes on after this one ran out of time (s38, m1)
+        late = (
+            f"an earlier call of your `{self.__name__}` did not finish in {limit:g} s (the hidden "
+            "cases are small: a right answer takes far less), so the grader stopped it. Look for a "
+            "loop whose condition never becomes false."
+        )
         try:
             reply = self._child.request(
                 # with grad as the checker's call() set it (chapter 3's exercise 1 calls with it on:
@@ -2110,7 +2133,11 @@ class Answer:
                 seconds,
             )
         except TimeoutError:
+            self._child.killed_because = self._child.killed_because or late
             raise exercises._TimeLimit from None
+        except exercises._TimeLimit:  # the checker's own time limit (lib.exercises.call)
+            self._child.kill(late)
+            raise
         except BaseException:
             self._child.kill()
             raise
@@ -3493,7 +3520,8 @@ def release_advice(course: Path, chapter: str) -> str | None:
 # the words of a verdict from a child the sandbox stopped (Child.why_ended, the violation report)
 STOPPED = re.compile(
     r"the grader's sandbox does not allow|of CPU time \(the grader's limit\)|GB of memory\)"
-    r"|crashed the Python process|your code ended the process|closed the sandbox's pipe",
+    r"|crashed the Python process|your code ended the process|closed the sandbox's pipe"
+    r"|stopped by the system \(signal 9\)",
     re.I,  # a verdict's sentence begins with a capital: "Your code ended the process" (s21, M6)
 )
 
@@ -3707,12 +3735,21 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
     worked, code = split_worked(code)
     if worked_solutions_setting(course) == "flag":  # allowed, or zeroed: nothing to decide
         code = worked + code
+    # two students each near-verbatim the model answer (or each the worked solution) in one exercise
+    # are alike through the book: each is flagged alike with it, not with the other, as the printed
+    # report groups them (lecturer review s38, m4: the export warned "s1good and s6cheat: answers
+    # alike (s1good submitted first)", pointing at the honest student, when the grader had found
+    # only "2 answers are near-verbatim the model answer")
+    of_book = {(found[1], found[2]) for found in map(_BOOK.match, strong + code) if found}
     for line in strong + code:  # a likeness expected by chance is no flag (lecturer review s29, M2)
         # two students alike: the pair and who submitted first, for each of them, no role (lecturer
         # review s23, M1); one alike with the model answer or the worked solution: that
         pair, first = _PAIR.match(line), _FIRST.search(line)
         if pair:
             a, b = pair[1], pair[2] or pair[3]
+            grade_id = line.split(" ", 2)[1].rstrip(":")
+            if (a, grade_id) in of_book and (b, grade_id) in of_book:
+                continue
             for student, other in ((a, b), (b, a)):
                 flagged.setdefault(student, []).append(pair_flag(other, first and first[1]))
         else:

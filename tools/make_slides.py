@@ -96,6 +96,11 @@ ANSWERS: dict[str, dict[str, str]] = {
     "13_gpt": {
         # top-p's set follows the model's confidence: exercise 1's written answer (one k for all steps)
         "Top-p keeps a set whose size ... nucleus sampling.": "exercise 1",
+        # the same claim on two shown slides (lecturer review s38, M1): the decoding section's opening
+        # sentence ("top-p cuts the tail according to the model's confidence") and the summary's bullet
+        # ("top-p a number that follows the model's confidence")
+        "This section's two lessons: top-p ... the likeliest document.": "exercise 1",
+        "- **Decoding** is a choice made after training": "exercise 1",
     },
     "18_attention_at_scale": {
         # the slopes of 6 and 12 heads, and how the new ones interleave: exercise 2's rule, printed
@@ -376,6 +381,17 @@ QUESTIONS_SHOWN = 400  # characters of an exercise's questions on the class's sl
 # cell below will do)") is left out (lecturer review s34, m6)
 NOTEBOOK_ASIDE = re.compile(r"\s*\([^()]*\b(?:cell|comment|checker)s?\b[^()]*\)")
 PREDICT, MEASURE = "(predict, then check)", "(measure, then check)"
+# the question for the class of an exercise whose statement asks none in a sentence ending in "?",
+# by chapter and exercise number (lecturer review s38, m3: chapter 5's exercise 1 showed its premise,
+# the two initializations, and asked nothing; its question is the "Explain ..." that ends it)
+CLASS_QUESTIONS: dict[str, dict[int, str]] = {
+    "05_attention_beyond_translation": {
+        1: "Started as Bahdanau et al. (2015) started it ($\\mathbf v_a = 0$: every region gets weight"
+        " $1/9$ at first) instead of from Xavier's uniform initialization, does the captioner hit more"
+        " or fewer shape words, and write more or fewer exactly right captions? Why, from the"
+        " gradients the attention receives at the start of training?",
+    },
+}
 
 
 def measured(chapter: str) -> set[int]:
@@ -389,12 +405,15 @@ def measured(chapter: str) -> set[int]:
     return _measured(chapter)
 
 
-def class_question(parts: list[str], measurements: set[int] = frozenset()) -> str | None:
+def class_question(
+    parts: list[str], measurements: set[int] = frozenset(), chapter: str = ""
+) -> str | None:
     """An exercise's statement ("**Exercise 2 (implement): NTM sharpening.** After ...") as a question
     for the class: its title and the questions it asks, the sentences that end in "?" in any of its
     paragraphs, as its rubric takes them (lecturer review s23, M6: the slide showed the first
     paragraph's instructions, not "which of the two separates the pairs better?"); a statement that
-    asks none, its first sentence."""
+    asks none, its first sentence, or the question :data:`CLASS_QUESTIONS` gives it (``chapter``:
+    the notebook's name, ``05_attention_beyond_translation``)."""
     if not parts or not (m := re.match(r"\*\*(Exercise \d+[^*]*?)\.?\*\*\s*(.*)", parts[0], re.S)):
         return None
     title = m.group(1)
@@ -421,6 +440,8 @@ def class_question(parts: list[str], measurements: set[int] = frozenset()) -> st
                 # "Which digit does it get right ...?" (lecturer review s23, M6)
                 x = f"{sentences[i - 1]} {x}"
             asked.append(x)
+    if not asked and (given := CLASS_QUESTIONS.get(chapter, {}).get(number)):
+        asked = [given]
     title += "" if title.endswith(("?", "!")) else "."  # not "model error?." (s34, m6)
     return f"**{title}** {shortened(' '.join(asked) or first, QUESTIONS_SHOWN)}"
 
@@ -534,7 +555,8 @@ def deck(
     and sections that answer a graded exercise, left out; a section left out keeps a title slide
     that says so. What was left out is in the deck's metadata ``left_out``."""
     d = Deck(answers)
-    d.measured = measured(Path(chapter_url).stem)  # "../notebooks/12_elmo.html"
+    d.chapter = Path(chapter_url).stem  # "../notebooks/12_elmo.html"
+    d.measured = measured(d.chapter)
     skipping = False
     questions = []  # the exercises' questions, for the class
     widget_state = (
@@ -596,7 +618,7 @@ def markdown_slides(d: Deck, cell, cite: dict, skipping: bool, questions: list) 
                 d.said.append(f"the section *{head.lstrip('# ')}*, which answers {exercise}")
                 d.markdown(f"{head}\n\n{LEFT_OUT.format(exercise=exercise)}", "slide")
         if skipping:
-            if q := class_question(parts, d.measured):
+            if q := class_question(parts, d.measured, d.chapter):
                 questions.append(q)
             continue
         if d.dropping:
