@@ -1503,8 +1503,6 @@ NOT_REPEATS = {
     " 3 reads the first word for a classifier, exercise 1 cuts the tail (top-p), with no temperature",
     "q13_greedy_document": "a document's probability as the product over its tokens; exercise 1"
     " writes top-p and compares it with top-k, and names greedy decoding only in passing",
-    "q18_plain_memory": "the bytes of the T x T scores and weights, which the chapter counts;"
-    " exercise 1's method is the running maximum and sum, which this question never asks",
 }
 
 
