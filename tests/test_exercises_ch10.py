@@ -293,9 +293,14 @@ CASED_WRONG = [
     ("5,000 merges, rounded", lambda: round(_cased(n_merges=5000), 3), "Did you learn exactly 1,000 merges?"),
     ("500 merges", lambda: _cased(n_merges=500), "that is what 500 merges give"),
     ("below 1", lambda: 0.5, "every unit takes at least one token"),
-    # the right value, rounded to one decimal or cut to two (reader s18)
+    # the right value, rounded to one decimal (reader s18)
     ("rounded to 1 decimal", lambda: round(ch10.cased_tokens_per_word(), 1), "give the value to at least 3 decimals"),
-    ("cut to 2 decimals", lambda: int(ch10.cased_tokens_per_word() * 100) / 100, "give the value to at least 3 decimals"),
+    # below the lower-cased run, a guess or the right value cut to one decimal (1.2): the wrong
+    # direction, never called close (reader s38)
+    ("cut to 1 decimal", lambda: int(ch10.cased_tokens_per_word() * 10) / 10, "is shorter than the lower-cased run"),
+    ("a guess below the lower-cased run", lambda: 1.15, "is shorter than the lower-cased run"),
+    # cut to two decimals (1.27) does not round to the right value: not called close either (reader s38)
+    ("cut to 2 decimals", lambda: int(ch10.cased_tokens_per_word() * 100) / 100, "Check each step against the exercise"),
     # rounded to 2 decimals, told as cut to 2 is: both are short of the unrounded value asked (review ch10_s21)
     ("rounded to 2 decimals", lambda: round(ch10.cased_tokens_per_word(), 2), "give the value to at least 3 decimals"),
 ]  # fmt: skip
@@ -307,6 +312,22 @@ def test_check_cased_length_names_the_mistake(name, wrong, message):
         ch10.check_cased_length(wrong())
     right = f"{ch10.cased_tokens_per_word():.3f}"
     assert right not in failure.value.message and "learn_bpe_fast(" not in failure.value.message
+
+
+def test_check_cased_length_calls_close_only_the_right_value_rounded():
+    """'close' only for the right value rounded to 1 or 2 decimals, float32 too; not for a value that
+    does not round to it, nor one below the lower-cased run (reader s38)."""
+    right = ch10.cased_tokens_per_word()
+    lower_run = ch10._cased_mistakes()[0][0]
+    for k in (1, 2):
+        for value in (round(right, k), np.float32(round(right, k))):
+            with pytest.raises(ExerciseFailed, match="is close"):
+                ch10.check_cased_length(value)
+    for value in (int(right * 10) / 10, int(right * 100) / 100, round(right, 2) - 0.03, 1.2, 1.25):
+        with pytest.raises(ExerciseFailed) as failure:
+            ch10.check_cased_length(value)
+        assert "close" not in failure.value.message
+        assert ("shorter than the lower-cased run" in failure.value.message) == (value < lower_run)
 
 
 def test_check_cased_length_rejects_what_is_not_a_number():
