@@ -96,9 +96,9 @@ def colab_cell_source(url: str | None = None, ref: str | None = None) -> str:
 # Setup: the same CPU kernels as the book's build, and in Colab the book's library.
 # On an x86 processor that runs AVX2 code (most of the last ten years do; some
 # low-end Pentium, Celeron and Atom chips do not), PyTorch and its math libraries
-# are told to use it: the code the book's numbers were computed with, so what
-# training gives you here is what the text says. It works only before torch is
-# first imported.
+# are told to use it: the code the book's numbers were computed with, so training
+# here gives what the text says, or close to it (a note names a number another
+# processor changes). It works only before torch is first imported.
 import os
 import platform
 import subprocess
