@@ -341,3 +341,16 @@ def test_the_week_table_follows_a_courses_own_order():
     )
     assert "`python ../tools/term_plan.py table --order 16 12 01 17` then prints" in steps
     assert "book's order only" not in PAGE
+
+
+def test_the_page_says_what_the_grader_does_with_0_point_checks():
+    """Lecturer review s38, m6: chapter 5's 0-point experiment cost 75 to 190 s of sandbox time a
+    student. The grader keeps running 0-point checks (their verdict is the feedback on a prediction,
+    the only check of it in a course with --predictions-at-collection, and a lower limit would fail
+    a right but slow experiment); the page says so, beside the cost."""
+    page = " ".join(PAGE.split())
+    assert (
+        "The grader runs a 0-point check (a prediction, a measurement) as it runs the others, within"
+        " the same limits, and never skips one" in page
+    )
+    assert "the only check of it" in page and "75 to 190 s a student" in page
