@@ -598,8 +598,6 @@ KEY_WORDS_READ: dict[tuple[str, int, int], str] = {
 # Parts whose point answers the question's focus (:func:`focus`) in other words (read, lecturer
 # review s31, M1): (chapter, exercise, part) -> why the point answers it.
 FOCUS_READ: dict[tuple[str, int, int], str] = {
-    ("08", 2, 1): "'with the clocks of the binary table': the table's clocks are its bits, and the"
-    " point is what they say (one bit repeats, a position is the whole code)",
     ("15", 3, 2): "'with the idea of a no-op head': the point states the idea (a head with nothing"
     " to add still puts its weight somewhere); its name is in what a full answer may add",
     ("18", 2, 1): "'although its 12 slopes, like the released ones, span steep to flat': the point"
