@@ -387,3 +387,19 @@ def test_quoted_forms_rounds_decimals_and_keeps_percents_and_integers_as_written
     assert grade_course.quoted_forms("0.311") == ["0.311", "0.31"]
     assert grade_course.quoted_forms("30%") == ["30%"]
     assert grade_course.quoted_forms("12") == ["12"]
+
+
+def test_a_line_about_two_students_is_parsed_in_one_place():
+    """A copy report's line about two students gives its student, exercise and other student by one
+    regular expression (``_PAIR``, through ``_pair``), not a split of the line beside it; a line about
+    one student and the book is no pair, and split_worked drops two students' likeness through it."""
+    line = "bob ex1_answer: like frank's answer (similarity 0.91, 3 runs of 8 words), bob first"
+    assert grade_course._pair(line) == ("bob", "ex1_answer", "frank")
+    code = "eve ex2_test: the same code as gina's (up to names, comments and docstrings)"
+    assert grade_course._pair(code) == ("eve", "ex2_test", "gina")
+    book = "eve ex2_test: the same code as the worked solution (up to names)"
+    assert grade_course._pair(book) is None
+    worked, others = grade_course.split_worked(
+        [book, "gina ex2_test: the same code as the worked solution (up to names)", code]
+    )
+    assert len(worked) == 2 and others == []

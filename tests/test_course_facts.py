@@ -291,3 +291,66 @@ def test_the_first_week_sets_deadlines_in_the_courses_own_order():
         check=True,
     ).stdout
     assert "--order" in help_text
+
+
+def test_the_week_table_follows_a_courses_own_order():
+    """Lecturer review s38, m5: `term_plan.py table --order 05 08 13 18` was refused, so a course in
+    its own order computed each week's home work by hand. The table takes --order as deadlines does:
+    one chapter a week, its class and home hours, the week's home work (half of this week's chapter
+    and half of last week's), its rubric parts, and a last week in which the last chapter is due."""
+    import subprocess
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import instructor_notes
+    import term_plan
+
+    printed = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "term_plan.py"), "table", "--order", "05", "08"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    home = {c: instructor_notes.home_minutes(n)["total"] for c, n in [
+        ("05", "05_attention_beyond_translation"), ("08", "08_positional_encoding")]}  # fmt: skip
+    rows = printed.splitlines()[2:]
+    assert len(rows) == 3, printed
+    assert rows[0].startswith(
+        "| 1 | `05_attention_beyond_translation` | 1 h | "
+        f"{term_plan._minutes(home['05'])} | "
+        f"{term_plan._minutes(15 * -(-home['05'] // 30))} | Monday of week 1, 09:00 "
+        "| Sunday of week 2, 23:59 | "
+    )
+    both = 15 * -(-(home["05"] + home["08"]) // 30)
+    assert rows[1].startswith(
+        f"| 2 | `08_positional_encoding` | 1 h | {term_plan._minutes(home['08'])} "
+        f"| {term_plan._minutes(both)} |"
+    )
+    assert rows[2].startswith("| 3 | review, questions; chapter 8 due | | | ")
+    assert term_plan.table(["05", "08"]) == printed
+    refused = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "term_plan.py"), "table", "--order", "05", "99"],
+        capture_output=True,
+        text=True,
+    )
+    assert refused.returncode == 2 and "'99' is not a chapter of the book" in refused.stderr
+    steps = " ".join(
+        PAGE[
+            PAGE.index("2. **Set the deadlines**") : PAGE.index("3. **Give the students**")
+        ].split()
+    )
+    assert "`python ../tools/term_plan.py table --order 16 12 01 17` then prints" in steps
+    assert "book's order only" not in PAGE
+
+
+def test_the_page_says_what_the_grader_does_with_0_point_checks():
+    """Lecturer review s38, m6: chapter 5's 0-point experiment cost 75 to 190 s of sandbox time a
+    student. The grader keeps running 0-point checks (their verdict is the feedback on a prediction,
+    the only check of it in a course with --predictions-at-collection, and a lower limit would fail
+    a right but slow experiment); the page says so, beside the cost."""
+    page = " ".join(PAGE.split())
+    assert (
+        "The grader runs a 0-point check (a prediction, a measurement) as it runs the others, within"
+        " the same limits, and never skips one" in page
+    )
+    assert "the only check of it" in page and "75 to 190 s a student" in page

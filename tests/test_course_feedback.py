@@ -138,9 +138,12 @@ def test_every_rubric_part_is_labelled_by_the_statement(course):
     assert len(labels) == 52  # chapter 18's exercise 4 (course-kit review s22, M11) added one
     assert not [k for k, v in labels.items() for label in v if "asks for" in label]
     assert labels["12", "ex4_rubric"] == [
-        "Relate the result to the nearest neighbours that differ in more than a name."
+        "How does the result relate to the nearest neighbours that differ in more than a name?"
     ]
-    assert labels["14", "ex3_rubric"] == ["Explain what the measurements say."]  # after "(...)"
+    assert labels["14", "ex3_rubric"] == ["What do the measurements say?"]  # after "(...)"
+    # chapter 14's exercise 2 ends on a question for the class that its checker answers: the
+    # written part stays the estimate (rubric_claims.PARTS)
+    assert labels["14", "ex2_rubric"][0].startswith("Estimate its number of parameters first")
     assert labels["18", "ex2_rubric"][0].startswith("Why would the power-of-two formula")
     with pytest.raises(ValueError, match="statement"):
         make_course.parts("**Exercise 1 (implement): x.**\n\n- a list only")

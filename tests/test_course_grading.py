@@ -229,9 +229,9 @@ def test_private_cases_are_kept_when_the_course_is_written_again(tmp_path):
     make_course.write_course(tmp_path, ["02"], private_cases=True, predictions_at_collection=True)
     assert make_course.private_seeds(first) == seeds
     assert (tmp_path / "exchange").stat().st_mode & 0o7777 == 0o1777
-    # chapter 2's exercise 2 asks to "show why": its rubric names that part
+    # chapter 2's exercise 2 asks "why, in one line of algebra?": its rubric names that part
     source = (tmp_path / "source" / chapter / f"{chapter}.ipynb").read_text()
-    assert "show why with one line of algebra" in source
+    assert "They agree: why, in one line of algebra?" in source
     assert "the explanation the exercise asks for" not in source
 
 

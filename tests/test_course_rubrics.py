@@ -44,7 +44,7 @@ def _required(chapter: str) -> dict[int, list[tuple[str, str]]]:
 
 def test_chapter_16_requires_the_reason_bert_base_is_faster():
     ((question, claims),) = _required("16_beyond_bert")[2]
-    assert question == "Say which of those two models is faster."  # not the "Check both" order
+    assert question == "Which of those two models is faster?"  # not the "Check both" order
     assert "BERT-base is the faster model" in claims
     assert "every token goes through the xlarge layer 24 times" in claims  # the reason: required
     assert "ALBERT-large has" not in claims  # the predictions' numbers: context
@@ -313,7 +313,7 @@ def test_chapter_8_exercise_2s_point_is_the_explanation_with_the_clocks():
     least") and made the explanation optional; the point is that a position is the whole code,
     shared only if every clock agrees, and the numbers are what may support it."""
     ((question, point),) = _points(_ch("08"))[2]
-    assert "explain the result with the clocks of the binary table" in question
+    assert "how do the clocks of the binary table explain the result?" in question
     assert point.startswith("It is the binary table again") and "*every* bit agrees" in point
     assert "9.93" not in point
     ((_, claims),) = _required(_ch("08"))[2]
@@ -523,7 +523,7 @@ def test_each_point_answers_its_questions_focus():
     )
     assert point.startswith("The 32,768 positions that information can travel")
     assert "1{,}025" not in point
-    # chapter 2's "show why with one line of algebra": the line is part of the point
+    # chapter 2's "why, in one line of algebra?": the line is part of the point
     ((_, point),) = _points("02_attention_as_soft_lookup")[2]
     assert "cancels when we normalise" in point
 

@@ -3539,7 +3539,16 @@ def classmate_flags(results: list) -> list[str]:
 
 # a copy report's line about two students: "<student> <id>: like <other>'s answer ..." or "... the
 # same code as <other>'s ...", ending ", <who> first" where both times are known and differ
-_PAIR = re.compile(r"^(\S+) \S+: (?:like (\S+)'s answer|the same code as (\S+)'s )")
+_PAIR = re.compile(r"^(\S+) (\S+): (?:like (\S+)'s answer|the same code as (\S+)'s )")
+
+
+def _pair(line: str) -> tuple[str, str, str] | None:
+    """(student, grade id, other student) of a copy report's line about two students (:data:`_PAIR`),
+    else None: the one place such a line is parsed."""
+    found = _PAIR.match(line)
+    return (found[1], found[2], found[3] or found[4]) if found else None
+
+
 _FIRST = re.compile(r", ([\w.@+-]+) first$")
 
 
@@ -3563,14 +3572,11 @@ def split_worked(lines: list[str]) -> tuple[list[str], list[str]]:
     library function). Two students alike because both took the worked solution are in neither:
     their likeness is the book's."""
     worked = [line for line in lines if is_worked_solution(line)]
-    book = {tuple(line.split(" ", 2)[:2]) for line in worked}
+    book = {(found[1], found[2]) for found in map(_BOOK.match, worked)}
     others = []
     for line in lines:
-        pair = _PAIR.match(line)
-        grade_id = line.split(" ", 2)[1]
-        if line in worked or (
-            pair and (pair[1], grade_id) in book and ((pair[2] or pair[3]), grade_id) in book
-        ):
+        pair = _pair(line)
+        if line in worked or (pair and (pair[0], pair[1]) in book and (pair[2], pair[1]) in book):
             continue
         others.append(line)
     return worked, others
@@ -3626,17 +3632,17 @@ def copy_clusters(course: Path, chapter: str, lines: list[str]) -> list[str]:
     pairs: dict[str, list[tuple[str, str, float | None]]] = {}
     kept = []
     for line in lines:
-        found, pair = _BOOK.match(line), _PAIR.match(line)
+        found, pair = _BOOK.match(line), _pair(line)
         if found:
             what = found[3] or found[4] or found[5]
             students = book.setdefault((found[2], what), [])
             if found[1] not in students:
                 students.append(found[1])
         elif pair:
-            grade_id = line.split(" ", 2)[1].rstrip(":")
+            student, grade_id, other = pair
             similarity = re.search(r"similarity ([0-9.]+)", line)
             pairs.setdefault(grade_id, []).append(
-                (pair[1], pair[2] or pair[3], float(similarity[1]) if similarity else None)
+                (student, other, float(similarity[1]) if similarity else None)
             )
         else:
             kept.append(line)
@@ -3744,10 +3750,9 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
     for line in strong + code:  # a likeness expected by chance is no flag (lecturer review s29, M2)
         # two students alike: the pair and who submitted first, for each of them, no role (lecturer
         # review s23, M1); one alike with the model answer or the worked solution: that
-        pair, first = _PAIR.match(line), _FIRST.search(line)
+        pair, first = _pair(line), _FIRST.search(line)
         if pair:
-            a, b = pair[1], pair[2] or pair[3]
-            grade_id = line.split(" ", 2)[1].rstrip(":")
+            a, grade_id, b = pair
             if (a, grade_id) in of_book and (b, grade_id) in of_book:
                 continue
             for student, other in ((a, b), (b, a)):

@@ -170,6 +170,9 @@ CHECK_THEN = re.compile(
     r"(?<=[.?!:]\s)(?:Then\s+)?[Cc]heck\s+(?:them|both|your\s+predictions?)\s*[;,]\s*then\s+(\w)"
 )
 PREDICT_CHECK = re.compile(r"\b(Predict),\s+check,\s+and\s+")  # "Predict, check, and explain ..."
+# the same order asked as a question (chapter 14's exercise 2: "Does `count_parameters` then agree with
+# your count?", the question it asks the class, lecturer review s38)
+CHECK_ASKED = re.compile(r"\s*Does\s+`[^`]*`\s+(?:then\s+)?agree\s+with\s+your\s+[\w ]+\?")
 CHECKER_NOTE = re.compile(r"\s*\(the checker checks [^)]*\)")
 PREDICTION_COURSE = (
     "**In this course.** What the cell below asks for is checked when your work is collected, not in"
@@ -1017,7 +1020,7 @@ def _without_check_orders(src: str) -> str:
     lecturer review s35, m1)."""
     text = CHECK_WITH.sub(lambda m: m.group(1).upper() if m.group(1) else "", src)
     text = CHECK_THEN.sub(lambda m: m.group(1).upper(), text)
-    text = CHECKER_NOTE.sub("", text)
+    text = CHECKER_NOTE.sub("", CHECK_ASKED.sub("", text))
     return PREDICT_CHECK.sub(r"\1, then ", text)
 
 

@@ -286,8 +286,25 @@ def without_loose_end(paragraph: str, following: str) -> str:
     return " ".join(sentences[:-1]).strip()
 
 
+# lines of text a display equation fills on a slide, with its margins; a row after its first (an
+# aligned block's "\\") fills 2 more. Counted as one line each, chapter 13's slide "A Transformer
+# decoder as a language model" held five equations and measured 812 px at 1280x720 (lecturer review
+# s38, m2)
+EQUATION_LINES = 3
+
+
 def lines_of(text: str) -> int:
-    return sum(max(1, len(ln) // 70 + 1) for ln in text.splitlines()) if text else 0
+    """The lines of text ``text`` fills on a slide (70 characters a line); a display equation,
+    :data:`EQUATION_LINES` and 2 more per row after its first."""
+    if not text:
+        return 0
+    total = 0
+    for block in blocks(text):
+        if is_math(block):
+            total += EQUATION_LINES + 2 * block.count("\\\\")
+        else:
+            total += sum(max(1, len(ln) // 70 + 1) for ln in block.splitlines())
+    return total
 
 
 # --------------------------------------------------------------------------------------------------
@@ -381,17 +398,6 @@ QUESTIONS_SHOWN = 400  # characters of an exercise's questions on the class's sl
 # cell below will do)") is left out (lecturer review s34, m6)
 NOTEBOOK_ASIDE = re.compile(r"\s*\([^()]*\b(?:cell|comment|checker)s?\b[^()]*\)")
 PREDICT, MEASURE = "(predict, then check)", "(measure, then check)"
-# the question for the class of an exercise whose statement asks none in a sentence ending in "?",
-# by chapter and exercise number (lecturer review s38, m3: chapter 5's exercise 1 showed its premise,
-# the two initializations, and asked nothing; its question is the "Explain ..." that ends it)
-CLASS_QUESTIONS: dict[str, dict[int, str]] = {
-    "05_attention_beyond_translation": {
-        1: "Started as Bahdanau et al. (2015) started it ($\\mathbf v_a = 0$: every region gets weight"
-        " $1/9$ at first) instead of from Xavier's uniform initialization, does the captioner hit more"
-        " or fewer shape words, and write more or fewer exactly right captions? Why, from the"
-        " gradients the attention receives at the start of training?",
-    },
-}
 
 
 def measured(chapter: str) -> set[int]:
@@ -411,20 +417,23 @@ def class_question(
     """An exercise's statement ("**Exercise 2 (implement): NTM sharpening.** After ...") as a question
     for the class: its title and the questions it asks, the sentences that end in "?" in any of its
     paragraphs, as its rubric takes them (lecturer review s23, M6: the slide showed the first
-    paragraph's instructions, not "which of the two separates the pairs better?"); a statement that
-    asks none, its first sentence, or the question :data:`CLASS_QUESTIONS` gives it (``chapter``:
-    the notebook's name, ``05_attention_beyond_translation``)."""
+    paragraph's instructions, not "which of the two separates the pairs better?"), else those its
+    list asks ("- Predict `same_for_singular`: does it give ...?"). Every statement of the book asks
+    one (lecturer review s38: those that asked none end on a question now, in the chapter); one
+    that does not gets its first sentence. ``chapter`` (the notebook's name) is not read."""
     if not parts or not (m := re.match(r"\*\*(Exercise \d+[^*]*?)\.?\*\*\s*(.*)", parts[0], re.S)):
         return None
     title = m.group(1)
     number = int(re.match(r"Exercise (\d+)", title).group(1))
     if number in measurements:  # as the course titles it (lecturer review s34, m6)
         title = title.replace(PREDICT, MEASURE)
-    paragraphs = [m.group(2)]
+    paragraphs, listed = [m.group(2)], []
     for part in parts[1:]:
         if part.lstrip().startswith("**Exercise"):
             break  # the next exercise
-        if not part.lstrip().startswith(("-", "```", "|", "<", "#", "1.")):
+        if is_list(part):
+            listed += re.split(r"\n(?=[-*] |\d+\. )", part.strip())
+        elif not part.lstrip().startswith(("-", "```", "|", "<", "#", "1.")):
             paragraphs.append(part)
     asked, first = [], ""
     for paragraph in paragraphs:
@@ -440,8 +449,10 @@ def class_question(
                 # "Which digit does it get right ...?" (lecturer review s23, M6)
                 x = f"{sentences[i - 1]} {x}"
             asked.append(x)
-    if not asked and (given := CLASS_QUESTIONS.get(chapter, {}).get(number)):
-        asked = [given]
+    if not asked:  # the questions a list asks, one an item (chapter 11's exercise 2)
+        items = [re.sub(r"^(?:[-*]|\d+\.)\s+", "", " ".join(i.split())) for i in listed]
+        for item in items:
+            asked += [x for x in re.split(SENTENCE_END, item) if x.endswith("?")][:1]
     title += "" if title.endswith(("?", "!")) else "."  # not "model error?." (s34, m6)
     return f"**{title}** {shortened(' '.join(asked) or first, QUESTIONS_SHOWN)}"
 
@@ -652,6 +663,9 @@ def output_slides(d: Deck, cell, cite: dict, chapter_url: str, widget_state: dic
             d.notes([f"Caption: {text}"])
     for o in tables:
         text = o.data["text/markdown"]
+        if picture := re.match(r"\s*(<img [^>]*>)\s*(.*)", text, re.S):
+            markdown_picture(d, *picture.groups())
+            continue
         # a short table gets a slide; a piece of the library's source (lib.viz.show_source, a
         # fenced code block) stays in the chapter, as longer code does
         if text.count("\n") <= MAX_TABLE_LINES and "```" not in text:
@@ -674,6 +688,22 @@ def output_slides(d: Deck, cell, cite: dict, chapter_url: str, widget_state: dic
                 lines=0,
             )
     return bool(figures or tables or live or widgets)
+
+
+def markdown_picture(d: Deck, img: str, rest: str) -> None:
+    """A picture a cell shows as Markdown (an interactive figure's static form, lib.viz.interactive:
+    the picture, the notes under it, a line saying where it is live) on a page of its own: the
+    picture, capped in height as a figure is, and its last paragraph as one short caption line; the
+    rest of the text goes to the speaker notes. Shown whole, chapter 18's *Attention in tiles* ran
+    below the slide at 1280x720 (lecturer review s38, m2)."""
+    d.add(nbformat.v4.new_markdown_cell(img), kind="subslide", lines=SLIDE_BUDGET)
+    paragraphs = [p.strip() for p in re.split(r"\n\s*\n", rest) if p.strip()]
+    if not paragraphs:
+        return
+    last = paragraphs[-1].strip("*_ ")
+    line = caption_line(last)
+    d.add(nbformat.v4.new_markdown_cell(f"<small>{line}</small>"), kind="-", lines=0)
+    d.notes(paragraphs[:-1] + ([last] if line != last else []))
 
 
 def code_slide(d: Deck, cell) -> None:

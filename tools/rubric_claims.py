@@ -80,6 +80,18 @@ PARTS: dict[str, dict[int, list[str]]] = {
             "Explain your two values from what the backward model has read when it scores the verb."
         ]
     },
+    # the written answer is the estimate and its fraction: not the question that closes the
+    # statement ("Does `count_parameters` then agree with your count?", asked for the class's slide,
+    # lecturer review s38), which the checker answers
+    "14": {
+        2: [
+            "Estimate its number of parameters first, then work out the exact count as the library's"
+            " `Bert` counts them (encoder and pooler, 30,522 tokens, 512 positions, 2 segments, every"
+            " bias and LayerNorm weight included; the checker wants the exact number) and the fraction"
+            " of them in the embeddings, by hand before running anything; use the table of BERT-base"
+            " above to check your reasoning on a layer."
+        ]
+    },
     # "Which parameters does lambda actually affect, and through which two mechanisms?": two
     # questions, a point each (it was one part, with three required claims)
     "16": {
@@ -126,7 +138,7 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "02": {
-        # "explain what the hard lookup hides": the tie itself, not argmax's tie-breaking (lecturer
+        # "what does the hard lookup hide?": the tie itself, not argmax's tie-breaking (lecturer
         # review s29, M1: the answer to the question was only "May add")
         1: [
             [
@@ -135,7 +147,7 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
                 "The copy's score equals",
             ]
         ],
-        # "show why with one line of algebra": the point is the definition and the line that
+        # "why, in one line of algebra?": the point is the definition and the line that
         # cancels $Z^\\gamma$ together, not the definition alone (lecturer review s31, M1: the
         # curated parts read again; the line of algebra was "May add")
         2: [[("Content weights are", "So $w(i)^\\gamma"), "In general, sharpening is"]],
@@ -172,7 +184,7 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "04": {
-        # "explain what you find from what each decoder's query has seen": the query each decoder
+        # "how does what each decoder's query has seen explain what you find?": the query each decoder
         # asks with (the point: the question's reason, lecturer review s23, S3), and what Luong's
         # table shows (the sentences on Bahdanau's query alone do not say it)
         1: [
@@ -215,7 +227,7 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "06": {
-        # "say which term of H makes the difference": the term Z, not the ratios the check prints
+        # "which term of H makes the difference?": the term Z, not the ratios the check prints
         # (lecturer review s29, M1)
         1: [
             [
@@ -259,7 +271,7 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "08": {
-        # "explain the result with the clocks of the binary table": the point is the explanation (a
+        # "how do the clocks of the binary table explain the result?": the point is the explanation (a
         # position is the whole code; two share it only if every clock agrees), the measured
         # distances what may support it (course review s27, M4: the point went to the numbers)
         2: [["It is the binary table again", "But an exact repeat is not the question"]],
@@ -404,7 +416,7 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "16": {
-        # "say which of those two models is faster": the claim and its reason ("But every token ...")
+        # "which of those two models is faster?": the claim and its reason ("But every token ...")
         2: [
             [
                 ("BERT-base is the faster model", "But every token goes through"),
@@ -573,7 +585,7 @@ OWN_RUN: dict[str, dict[int, str]] = {
 # Parts whose point answers the question in other words than its key words (read, lecturer review
 # s23, S3): (chapter, exercise, part) -> why the point answers it.
 KEY_WORDS_READ: dict[tuple[str, int, int], str] = {
-    ("02", 2, 1): "'show why with one line of algebra': the point is the line of algebra",
+    ("02", 2, 1): "'why, in one line of algebra?': the point is the line of algebra",
     ("10", 2, 1): "'why do the two agree?': the point is the argument (a merge never creates a pair"
     " ranked before it), lecturer review s22, S1",
     (
@@ -586,8 +598,6 @@ KEY_WORDS_READ: dict[tuple[str, int, int], str] = {
 # Parts whose point answers the question's focus (:func:`focus`) in other words (read, lecturer
 # review s31, M1): (chapter, exercise, part) -> why the point answers it.
 FOCUS_READ: dict[tuple[str, int, int], str] = {
-    ("08", 2, 1): "'with the clocks of the binary table': the table's clocks are its bits, and the"
-    " point is what they say (one bit repeats, a position is the whole code)",
     ("15", 3, 2): "'with the idea of a no-op head': the point states the idea (a head with nothing"
     " to add still puts its weight somewhere); its name is in what a full answer may add",
     ("18", 2, 1): "'although its 12 slopes, like the released ones, span steep to flat': the point"

@@ -2,6 +2,7 @@
 deadline, and the late policy, wired into nbgrader.
 
     python tools/term_plan.py table                          # the week table (Markdown), as on the page
+    python tools/term_plan.py table --order 10 15 07 11      # the same for a course's own order
     python tools/term_plan.py deadlines --course course --start 2027-01-11 [--tz Europe/Berlin]
                                         [--order 10 15 07 11]   # a course's own order, one a week
     python tools/term_plan.py penalties --course course [CHAPTER ...]
@@ -186,19 +187,28 @@ def home_minutes() -> dict[str, int]:
     return {name[:2]: instructor_notes.home_minutes(name)["total"] for name in chapters()}
 
 
-def weekly_load() -> dict[int, int]:
+def term_weeks(order: list[str] | None = None) -> list[tuple[int, list[str]]]:
+    """The term's weeks: :data:`WEEKS`, or with ``order`` the course's chapters one a week
+    (:func:`course_weeks`) and a last week that teaches none, in which the last chapter is due."""
+    if order is None:
+        return WEEKS
+    weeks = course_weeks(order)
+    return weeks + [(len(weeks) + 1, [])]
+
+
+def weekly_load(weeks: list[tuple[int, list[str]]] = WEEKS) -> dict[int, int]:
     """The home time a student spends in each week, in minutes: a chapter's home time is spread evenly
     over its two weeks (released on the Monday of its week, due on the Sunday of the next), so a week
     carries half of the chapters taught in it and half of those taught the week before; rounded up to
-    a quarter of an hour."""
+    a quarter of an hour. ``weeks``: :data:`WEEKS` or a course's own (:func:`term_weeks`)."""
     home = home_minutes()
-    taught = {week: sum(home[n[:2]] for n in names) for week, names in WEEKS}
+    taught = {week: sum(home[n[:2]] for n in names) for week, names in weeks}
     return {
-        week: 15 * math.ceil((taught[week] + taught.get(week - 1, 0)) / 2 / 15) for week, _ in WEEKS
+        week: 15 * math.ceil((taught[week] + taught.get(week - 1, 0)) / 2 / 15) for week, _ in weeks
     }
 
 
-def marking_parts() -> dict[int, int]:
+def marking_parts(weeks: list[tuple[int, list[str]]] = WEEKS) -> dict[int, int]:
     """The rubric parts of the written answers of the chapters taught each week ({week: parts}),
     counted by tools/instructor_notes.py in the rubric cells make_course writes: what a teacher marks,
     part by part, once those chapters are due (the Sunday of the next week)."""
@@ -207,7 +217,7 @@ def marking_parts() -> dict[int, int]:
 
     return {
         week: sum(sum(instructor_notes.rubric_parts(name)) for name in names)
-        for week, names in WEEKS
+        for week, names in weeks
     }
 
 
@@ -234,18 +244,23 @@ def marking_load(students: int = 30) -> dict:
     }
 
 
-def table() -> str:
-    """The week table in Markdown (the teachers' page's section "A term")."""
+def table(order: list[str] | None = None) -> str:
+    """The week table in Markdown (the teachers' page's section "A term"); with ``order`` (chapters
+    such as ["05", "08"]), the same columns for a course that takes them one a week in that order
+    (lecturer review s38, m5: the week's home work was computed by hand)."""
+    weeks = term_weeks(order)
     lines = [
         "| Week | Chapters (assignments) | In class | At home, these chapters | Home work this week "
         "| Released | Due | Rubric parts to mark |",
         "|---|---|---|---|---|---|---|---|",
     ]
-    home, load, parts = home_minutes(), weekly_load(), marking_parts()
-    for week, names in WEEKS:
+    home, load, parts = home_minutes(), weekly_load(weeks), marking_parts(weeks)
+    for week, names in weeks:
         if not names:
+            last = next(n for _, before in reversed(weeks) for n in reversed(before))
             lines.append(
-                f"| {week} | review, questions; chapter 18 due | | | {_minutes(load[week])} | | | |"
+                f"| {week} | review, questions; chapter {int(last[:2])} due | | "
+                f"| {_minutes(load[week])} | | | |"
             )
             continue
         minutes = sum(CLASS_MINUTES[n[:2]] for n in names)
@@ -439,7 +454,13 @@ def extend(url: str, assignment: str, student: str, days: float) -> dt.datetime:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
-    sub.add_parser("table", help="print the week table (Markdown)")
+    t = sub.add_parser("table", help="print the week table (Markdown)")
+    t.add_argument(
+        "--order",
+        nargs="+",
+        metavar="CHAPTER",
+        help="the course's chapters in its own order, one a week, as deadlines --order takes them",
+    )
     d = sub.add_parser("deadlines", help="write the deadlines and the late policy into the course")
     d.add_argument("--course", type=Path, default=Path("course"))
     d.add_argument("--start", required=True, help="the Monday of week 1, YYYY-MM-DD")
@@ -460,7 +481,10 @@ def main(argv=None) -> int:
     e.add_argument("days", type=float)
     args = parser.parse_args(argv)
     if args.command == "table":
-        print(table())
+        try:
+            print(table(args.order))
+        except ValueError as error:
+            parser.error(str(error))
     elif args.command == "deadlines":
         try:
             rows = write_deadlines(args.course, args.start, args.tz, args.order)
