@@ -304,6 +304,8 @@ LEFT_WRONG = [
     # review ch04 s15, item 7: both wrong predictions named in one message
     ((True, False, _SHARE), "both predictions are wrong. 1. articles_left: your prediction"),
     ((True, False, _SHARE), "2. ne_left: your prediction is not what"),
+    # reader s39: a right measurement beside a wrong prediction is said to be right
+    ((True, True, _SHARE), "your ne_share_left is right (keep it); articles_left: your"),
     (("maybe", True), "articles_left should be the bool True or False"),
     (("no", "yes"), "got the string 'no' (a str, not a bool)"),
     ((False, True, 93.8), "ne_share_left = 93.8 looks like a percentage"),
