@@ -55,6 +55,7 @@ def test_the_success_messages_read_as_sentences():
         ch17.check_ffn_sublayer(solution_function(CHAPTER, "check_ffn_sublayer", "ffn_sublayer"))
     )
     assert "Your x + SwiGLU(RMSNorm(x)) equals the library's sub-layer" in verdict
+    assert "root mean square about 1e-3 and 1e-5" in verdict  # it names its cases
     assert "X + " not in verdict
 
 
@@ -180,6 +181,12 @@ def test_check_rope_halves_names_an_answer_that_ignores_theta():
         (lambda k, n: k.repeat(1, n // k.shape[1], 1, 1), "come tiled"),
         (lambda k, n: torch.cat([k] * (n // k.shape[1]), 1), "come tiled"),
         (lambda k, n: k.repeat_interleave(n // k.shape[1], dim=2), "time axis"),
+        (
+            lambda k, n: k.repeat_interleave(n // k.shape[1], dim=2).reshape(
+                k.shape[0], n, *k.shape[2:]
+            ),
+            "time axis \\(dim 2\\), then reshaped",
+        ),
         (lambda k, n: k.expand(-1, n, -1, -1) if k.shape[1] == 1 else k, "shape"),
         (lambda k, n: k, "as they are"),
         (lambda k, n: k.repeat_interleave(n, dim=1), "key/value heads 8 times"),
@@ -190,6 +197,7 @@ def test_check_rope_halves_names_an_answer_that_ignores_theta():
         "tiled",
         "tiled by cat",
         "time axis",
+        "time axis, reshaped",
         "not expanded",
         "unchanged",
         "G = n_heads",

@@ -847,8 +847,8 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
         return a * c - b * s, a * s + b * c
 
     def draw(setting):
-        # the two panels one above the other, with the static figures' text: 13 pt at least on
-        # 5.2 inches, >= 11.4 px in the 328 px column of a 360 px phone
+        # the two panels one above the other, with the diagrams' text: 14 pt at least on
+        # 5.2 inches, >= 12.2 px in the 328 px column of a 360 px phone
         m, n = setting
         fig, (left, right) = plt.subplots(2, 1, figsize=(5.2, 7.6), height_ratios=(1.1, 1),
                                           layout="constrained")  # fmt: skip
@@ -857,21 +857,21 @@ def rope_explorer(q, k, settings, *, theta: float = 10000.0, max_offset: int = 1
             arrow = dict(arrowstyle="-|>", color=color, lw=2)
             left.annotate("", (a, b), (0, 0), arrowprops=arrow)
             left.text(1.22 * a, 1.22 * b, f"${name}_{{{pos}}}$", color=color, ha="center",
-                      va="center", fontsize=13.5)  # fmt: skip
+                      va="center", fontsize=14.5)  # fmt: skip
         left.set(xlim=(-reach, reach), ylim=(-reach, reach), aspect="equal")
-        left.set_title(f"pair 0: query at m = {m}, key at n = {n}", fontsize=13)
-        left.set_xlabel("feature 0", fontsize=13)
-        left.set_ylabel(f"feature $D_h/2$ = {half}", fontsize=13)
+        left.set_title(f"pair 0: query at m = {m}, key at n = {n}", fontsize=14)
+        left.set_xlabel("feature 0", fontsize=14)
+        left.set_ylabel(f"feature $D_h/2$ = {half}", fontsize=14)
         right.plot(offsets, curve, color="0.6", marker=".", lw=1,
                    label="every offset (key at 20,\nquery at 20 + offset)")  # fmt: skip
         right.plot([m - n], [scores[setting]], "o", color="#d62728", ms=9,
                    label=f"this setting (m = {m}, n = {n})")  # fmt: skip
-        right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=13, ncols=1)
-        right.set_title(f"score {scores[setting]:.3f} at m - n = {m - n}", fontsize=13)
-        right.set_xlabel("offset m - n", fontsize=13)
-        right.set_ylabel("score $q_m \\cdot k_n$", fontsize=13)
+        right.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), fontsize=14, ncols=1)
+        right.set_title(f"score {scores[setting]:.3f} at m - n = {m - n}", fontsize=14)
+        right.set_xlabel("offset m - n", fontsize=14)
+        right.set_ylabel("score $q_m \\cdot k_n$", fontsize=14)
         for ax in (left, right):
-            ax.tick_params(labelsize=13)
+            ax.tick_params(labelsize=14)
         return fig
 
     def describe(setting):
