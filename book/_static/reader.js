@@ -64,6 +64,12 @@
         h.setAttribute("aria-valuetext", readout.textContent.trim());
       }
     });
+    // a slider's readout only shows its value: ipywidgets makes it editable, but a SelectionSlider
+    // (every slider of lib.viz.interactive) ignores what is typed there, so a reader who typed "15"
+    // saw "15" over the figure of sentence 0 (review s39, chapter 16's Fig. 16.2): read-only
+    document.querySelectorAll(".widget-readout[contenteditable=true]").forEach(function (r) {
+      r.contentEditable = "false";
+    });
     document.querySelectorAll("select").forEach(function (s) {
       if (s.getAttribute("aria-label") || s.getAttribute("aria-labelledby") || s.closest("label")) return;
       if (s.id && document.querySelector('label[for="' + s.id + '"]')) return;
