@@ -667,17 +667,25 @@ def fine_tuning_task(ax, title, first, second, outputs, top_label, *, fontsize=9
         va="center",
         fontsize=fontsize,
     )
-    for i, label in outputs.items():
+    raised, previous = set(), None
+    for i, label in sorted(outputs.items()):
+        # a label next to another, one of them longer than 3 characters, goes one step higher
+        # ("O" beside "ANIMAL" read as one label, reader s39)
+        if previous is not None and previous[0] == i - 1 and previous[0] not in raised:
+            if max(len(label), len(previous[1])) > 3:
+                raised.add(i)
+        previous = (i, label)
+        lift = 0.5 if i in raised else 0.0
         arrow = mpatches.FancyArrowPatch(
-            (i, 3.0), (i, 3.6), arrowstyle="-|>", mutation_scale=10, color="0.2"
+            (i, 3.0), (i, 3.6 + lift), arrowstyle="-|>", mutation_scale=10, color="0.2"
         )
         ax.add_artist(arrow)
         # a label over the first or the last box starts or ends at that box's edge, so that it
         # stays inside the axes and the figure keeps its width (a phone scrolls a wider one)
         x, ha = _label_anchor(i, len(tokens))
-        ax.text(x, 3.85, label, ha=ha, va="center", fontsize=fontsize, fontweight="bold")
+        ax.text(x, 3.85 + lift, label, ha=ha, va="center", fontsize=fontsize, fontweight="bold")
     ax.set_xlim(-0.7, max(len(tokens), 9) - 0.3)
-    ax.set_ylim(-0.2, 4.6)
+    ax.set_ylim(-0.2, 5.1 if raised else 4.6)
     ax.set_title(f"{title}\n{top_label}", fontsize=fontsize + 1)
     ax.axis("off")
     return ax
