@@ -92,6 +92,8 @@ def _other_head(adjective: str) -> tuple[float, int, int]:
 ADJECTIVES_WRONG = [
     ((False, False, *RIGHT), "scared_above_half = False is not what the head does"),
     ((True, True, *RIGHT), "set both beside the same weights in the *wide* sentence"),
+    # reader s39: right measurements beside a wrong prediction are said to be right
+    ((True, True, *RIGHT), "your w_scared and w_narrow are right (keep them); narrow_above"),
     (("maybe", False), "scared_above_half should be True or False"),
     (("yes", False), "scared_above_half should be True or False"),
     ((1, False), "scared_above_half should be True or False"),

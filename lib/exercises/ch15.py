@@ -154,7 +154,8 @@ def check_other_adjectives(
             "narrow_above_half = True is not what the head does: your w_narrow says so. Look at the weight from *it* to *street* too, and set both beside the same weights in the *wide* sentence."
         )
     if wrong:
-        fail(" Also: ".join(wrong))
+        # reader s39: a wrong prediction beside right measurements read as failed measurements
+        fail("your w_scared and w_narrow are right (keep them); " + " Also: ".join(wrong))
     return f"both predictions are right: 'it' -> 'animal' is {scared:.2f} with 'scared' (tired: {tired:.2f}) and {narrow:.2f} with 'narrow' (wide: {wide:.2f}). In this sentence, the head gives 'animal' more weight when the adjective can describe an animal."
 
 
