@@ -385,7 +385,7 @@ def test_ch13_twelve_n_d_squared_is_what_the_message_says():
 from lib.exercises import ch01, ch04, ch05, ch10, ch12, ch15  # noqa: E402
 
 
-def ch05_without_positions(suffers_most, two_shapes_lose_5):
+def ch05_without_positions(suffers_most, three_shapes_lose):
     """check_without_positions given a blind_model (untrained, its embeddings at zero) and a
     chapter's model whose exactly right captions by number of shapes are the book's runs (without
     positions 86 of 88, 85 of 104, 29 of 108; the chapter's 86, 96, 78): the evaluation replaced,
@@ -406,7 +406,7 @@ def ch05_without_positions(suffers_most, two_shapes_lose_5):
         id(model): {1: 86 / 88, 2: 96 / 104, 3: 78 / 108},
     }
     with mock.patch.object(ch05, "exact_by_shapes", side_effect=lambda m: scores[id(m)]):
-        return ch05.check_without_positions(suffers_most, two_shapes_lose_5, blind, model)
+        return ch05.check_without_positions(suffers_most, three_shapes_lose, blind, model)
 
 
 OTHER_PREDICTIONS = [
@@ -423,7 +423,7 @@ OTHER_PREDICTIONS = [
     ),
     (ch04.check_luong_looks_left, (False, False, 0.9382), "Look at your table's row for 'ne'"),
     (ch05_without_positions, (1, True), "the captions with 1 shape, is not the group"),
-    (ch05_without_positions, (3, False), "exact-match rate on captions with two shapes"),
+    (ch05_without_positions, (3, False), "exact-match rate on the three-shape captions"),
     (ch10.check_pair_score, ({("w", "##i")}, 1 / 3), "it is a tie"),
     (ch10.check_pair_score, ({("w", "##i"), ("##i", "##d")}, 3), "is c_ab, the count of the pair"),
     (ch10.check_pair_score, ({("w", "i"), ("i", "d")}, 1 / 3), "Did you mean ('##i', '##d')?"),

@@ -207,7 +207,7 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "05": {
-        # PARTS: the two reasons, not the predictions `suffers_most` and `two_shapes_lose_5` (lecturer
+        # PARTS: the two reasons, not the predictions `suffers_most` and `three_shapes_lose` (lecturer
         # review s23, M2): the zero padding, and what it cannot order
         2: [
             ["Some order survives because", "`conv2` and `conv3` have stride 2"],

@@ -148,34 +148,35 @@ def _blind_drops(blind_model: Any, model: Any) -> dict[int, float]:
 
 @checker("without positions")
 def check_without_positions(
-    suffers_most: Any, two_shapes_lose_5: Any, blind_model: Any = None, model: Any = None
+    suffers_most: Any, three_shapes_lose: Any, blind_model: Any = None, model: Any = None
 ) -> str:
     """Check the predictions of exercise 2 against ``blind_model``, the reader's captioner trained with
     its row and column embeddings fixed at zero: ``suffers_most`` (1, 2 or 3), the number of shapes of
-    the captions whose exact-match rate falls most, and ``two_shapes_lose_5`` (True/False): do the
-    captions with two shapes lose more than 5 points of exactly right captions against the chapter's
-    captioner? The drops are measured on ``blind_model`` against ``model``, the chapter's captioner
+    the captions whose exact-match rate falls most, and ``three_shapes_lose`` (True/False): do the
+    captions with three shapes lose any exactly right captions against the chapter's captioner? (It
+    replaces "do the two-shape captions lose more than 5 points?", whose answer changed with the
+    processor's kernels: reader s39, ch05, 1.) The drops are measured on ``blind_model`` against ``model``, the chapter's captioner
     as the reader's own run trained it (by default the notebook's ``model``) (:func:`exact_by_shapes`, about a second each): the predictions
     are judged only once the experiment is run (reader s28, ch05, 3), and the points are those of
     the reader's run, not of the book's (reader s35, ch05, 1)."""
-    if suffers_most is None and two_shapes_lose_5 is None:
+    if suffers_most is None and three_shapes_lose is None:
         not_attempted(
-            "write your two predictions (suffers_most and two_shapes_lose_5) in the cell above, then run this cell again."
+            "write your two predictions (suffers_most and three_shapes_lose) in the cell above, then run this cell again."
         )
     # both read first, so that a wrong type is named before a wrong prediction
     if suffers_most is not None:
         suffers_most = _number_of_shapes(suffers_most)
-    if two_shapes_lose_5 is not None:
-        two_shapes_lose_5 = expect_bool(two_shapes_lose_5, "two_shapes_lose_5")
+    if three_shapes_lose is not None:
+        three_shapes_lose = expect_bool(three_shapes_lose, "three_shapes_lose")
     # a part still to write is named in the headline, as in chapter 4 (reader s36b there)
     if suffers_most is None:
         not_attempted(
             "now predict which captions suffer most (suffers_most) as well.", "suffers_most"
         )
-    if two_shapes_lose_5 is None:
+    if three_shapes_lose is None:
         not_attempted(
-            "now predict whether the two-shape captions lose more than 5 points (two_shapes_lose_5) as well.",
-            "two_shapes_lose_5",
+            "now predict whether the three-shape captions lose any exactly right captions (three_shapes_lose) as well.",
+            "three_shapes_lose",
         )
     if blind_model is None:
         not_attempted(
@@ -188,9 +189,9 @@ def check_without_positions(
         wrong.append(
             f"suffers_most: your prediction, the captions with {suffers_most} shape{'s' if suffers_most > 1 else ''}, is not the group that loses most. Compare your blind_model's exactly right captions by number of shapes with this chapter's, printed in the section 'Where the model looks, word by word'."
         )
-    if two_shapes_lose_5 != (drops[2] > 0.05):
+    if three_shapes_lose != (drops[3] > 0):
         wrong.append(
-            "two_shapes_lose_5: your prediction is not what your blind_model does. Compare its exact-match rate on captions with two shapes with this chapter's; for why, follow the hint: which cells' windows reach into the zero padding of the convolutions?"
+            "three_shapes_lose: your prediction is not what your blind_model does. Compare its exact-match rate on the three-shape captions with this chapter's; for why, follow the hint: which cells' windows reach into the zero padding of the convolutions?"
         )
     if len(wrong) == 2:
         fail(f"both predictions are wrong. {wrong[0]} And {wrong[1]}")
