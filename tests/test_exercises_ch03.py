@@ -144,3 +144,21 @@ def test_exercise_1_and_3_hints_do_not_hand_over_the_fix_or_the_explanation():
     )
     assert "dot does not belong: what does q . k do when" in text
     assert "changed length" not in text and "so its weights change" not in text
+
+
+def test_exp_minus_logsumexp_is_named_with_the_precision_it_loses():
+    """Lecturer review s39, M2: exp(s - logsumexp(s)) never overflows, but at scores of 1e4 float32
+    rounds logsumexp to about 0.001, and the row sums to 0.99979; the message said "sums to 1". It now
+    prints enough digits and names the rounding; log_softmax, which subtracts the maximum, passes."""
+
+    def with_logsumexp(s, m):
+        s = s.masked_fill(~m, float("-inf"))
+        return torch.nan_to_num(torch.exp(s - torch.logsumexp(s, -1, keepdim=True)))
+
+    verdict = _verdict(with_logsumexp)
+    assert "sums to 0.9998" in verdict and "look like exp(s - logsumexp(s))" in verdict
+    assert "Subtract the row's largest allowed score" in verdict
+    log_softmax = _verdict(
+        lambda s, m: torch.nan_to_num(torch.log_softmax(s.masked_fill(~m, float("-inf")), -1).exp())
+    )
+    assert "right on all 6 practice cases" in log_softmax

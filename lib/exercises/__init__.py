@@ -902,7 +902,13 @@ def row_sum_problem(
     where = f"row {index[-1]}" + (
         f" of batch element {index[0] if len(index) == 2 else index[:-1]}" if len(index) > 1 else ""
     )
-    return f"{where} (counting from 0) of your weights sums to {sums[tuple(index)].item():.3g}"
+    total = sums[tuple(index)].item()
+    # enough digits to tell the sum from 1: 0.99979, not "1" (lecturer review s39, M2)
+    shown = next(
+        (f"{total:.{d}g}" for d in range(3, 9) if f"{total:.{d}g}" not in ("1", "1.0")),
+        f"{total:.9g}",
+    )
+    return f"{where} (counting from 0) of your weights sums to {shown}"
 
 
 def largest_difference(result: Tensor, expected: Tensor) -> str:

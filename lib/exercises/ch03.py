@@ -633,9 +633,23 @@ def _check_row_sums(
             fail(
                 f"on the case '{case}', {problem}, but your columns sum to 1: normalise over the last dimension (the keys), dim=-1."
             )
+        if _log_sum_exp_rounding(scores, allowed, result):
+            # lecturer review s39, M2: exp(s - logsumexp(s)) rounds logsumexp at the scores' size
+            fail(
+                f"on the case '{case}', {problem}: your weights look like exp(s - logsumexp(s)). That never overflows, but in float32 logsumexp(s) of scores this large is rounded to the scores' own precision (float32 keeps about 7 significant digits: at 1e4 a step of about 0.001, at 1e10 one of about 1000), so s - logsumexp(s) is off by that much and the weights no longer sum to 1. Subtract the row's largest allowed score instead: s - max(s) is exact for the scores near the maximum, the ones that carry the weight."
+            )
         fail(
             f"on the case '{case}', {problem}: every row that may attend to something must sum to 1 over its allowed keys."
         )
+
+
+def _log_sum_exp_rounding(scores: Tensor, allowed: Tensor, result: Tensor) -> bool:
+    """Whether ``result`` is exp(s - logsumexp(s)) over the allowed scores, computed in float32 (the
+    masked ones -inf, fully masked rows 0): right in exact arithmetic, off by the rounding of
+    logsumexp at large scores."""
+    s = scores.float().expand(allowed.shape).masked_fill(~allowed, float("-inf"))
+    candidate = torch.nan_to_num(torch.exp(s - torch.logsumexp(s, dim=-1, keepdim=True)))
+    return bool(torch.allclose(torch.nan_to_num(result.float()), candidate, atol=1e-6))
 
 
 def _name_softmax_mistake(
