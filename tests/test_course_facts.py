@@ -354,3 +354,18 @@ def test_the_page_says_what_the_grader_does_with_0_point_checks():
         " the same limits, and never skips one" in page
     )
     assert "the only check of it" in page and "75 to 190 s a student" in page
+
+
+def test_the_page_collects_late_work_with_update():
+    """Lecturer review s39, M1: a plain ``nbgrader collect`` keeps the copy it already collected
+    ("Submission already exists, use --update to update"), so the page's late work and the late policy
+    never applied. First graded week step 6, the weekly checklist, the grading cycle and the late
+    policy say ``--update``."""
+    page = " ".join(PAGE.split())
+    step6 = page.split("6. **After the deadline, collect**", 1)[1].split("7. **Grade the code**")[0]
+    assert "nbgrader collect --update 02_attention_as_soft_lookup" in step6
+    checklist = PAGE.split("**Every week, the checklist**", 1)[1].split("```", 2)[1]
+    assert "\nnbgrader collect --update 02_attention_as_soft_lookup\n" in checklist
+    late = page.split("**The late policy.**", 1)[1]
+    assert "`nbgrader collect --update` keeps the last submission" in late
+    assert page.count("nbgrader collect --update") >= 4
