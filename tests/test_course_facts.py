@@ -221,13 +221,19 @@ def test_the_page_warns_of_the_decks_that_teach_a_graded_answer():
         ("18", "The backward pass, from one number per row", "exercise 4"),
         # lecturer review s34, m7: ALBERT-xxlarge saves memory, not time; exercise 2's written part
         ("16", "ALBERT: fewer parameters, not less compute", "exercise 2's graded written"),
+        # lecturer review s39, m2: equal scores for equal m - n, exercise 1's "why do they agree?"
+        (
+            "17",
+            "From the rotation of *Positional encoding* to RoPE",
+            "why do the two scores agree?",
+        ),
     ):
         notebook = next((ROOT / "notebooks").glob(f"{chapter}_*.ipynb")).read_text()
         assert f"## {title}" in notebook, (
             title
         )  # "##" or "###"  # the deck's slide: the chapter's section
-        assert f"*{title}*" in page and exercise in page, title
-    assert "Three decks teach what a graded answer says, and the flag keeps them" in page
+        assert f"*{title.replace('*', '')}*" in page and exercise in page, title
+    assert "Four decks teach what a graded answer says, and the flag keeps them" in page
 
 
 def test_the_page_gives_grading_times_for_chapters_4_9_13_and_17():
