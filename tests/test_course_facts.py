@@ -375,3 +375,13 @@ def test_the_page_collects_late_work_with_update():
     late = page.split("**The late policy.**", 1)[1]
     assert "`nbgrader collect --update` keeps the last submission" in late
     assert page.count("nbgrader collect --update") >= 4
+
+
+def test_the_worked_solutions_decision_per_student_and_from_make():
+    """Lecturer review s39, m4: under --worked-solutions flag, the page did not say how to act on a
+    per-student decision, and make course had no variable for the setting."""
+    page = " ".join(PAGE.split())
+    assert "make course GRADED=1 WORKED_SOLUTIONS=zero" in page
+    assert "into the manual score of the exercise's test cell" in page
+    makefile = (ROOT / "Makefile").read_text()
+    assert "$(if $(WORKED_SOLUTIONS),--worked-solutions $(WORKED_SOLUTIONS))" in makefile
