@@ -809,3 +809,36 @@ def test_a_regrade_asks_again_for_a_written_answer_whose_text_changed(tmp_path, 
     lines = grade_course.finish(tmp_path, chapter, ["carol"])
     assert "2 answers graded by hand before (a regrade) kept as graded" in lines
     assert not any("changed since" in line for line in lines)
+
+
+def test_a_refusal_gives_nbgraders_reason_when_its_exception_is_not_an_error():
+    """Lecturer review s39, m5: a submission whose answer cell was made a graded cell was refused
+    with "NbGraderException: Please see the the above traceback" and no reason: the reason line,
+    ``nbgrader.api.MissingEntry: ...``, names neither Error nor Exception. The log as nbgrader's
+    autograde captures it (a real run's, shortened)."""
+    log = (
+        "[ERROR] There was an error processing assignment: /c/submitted/trudy/17_modern_decoder\n"
+        "    Traceback (most recent call last):\n"
+        '      File "nbgrader/api.py", line 1846, in find_graded_cell\n'
+        '        raise MissingEntry("No such grade cell: {}/{}/{}".format(assignment, nb, name))\n'
+        "    nbgrader.api.MissingEntry: No such grade cell: "
+        "17_modern_decoder/17_modern_decoder/ex4_answer\n"
+        "    \n"
+        "[WARNING] Removing failed assignment: /c/autograded/trudy/17_modern_decoder\n"
+        "[ERROR] There was an error processing assignment '17_modern_decoder' for student 'trudy'\n"
+        "[ERROR] Please see the the above traceback for details on the specific errors on the "
+        "above failures.\n"
+    )
+    error = (
+        "Traceback (most recent call last):\n"
+        "nbgrader.converters.base.NbGraderException: Please see the the above traceback for "
+        "details on the specific errors on the above failures.\n"
+    )
+    reason = grade_course._refusal_reason(log, error)
+    assert reason.startswith("nbgrader.api.MissingEntry: No such grade cell: "), reason
+    assert "Please see the" not in reason and "File " not in reason
+    assert "cell ex4_answer is marked as a graded cell" in reason and "release/" in reason
+    # the exceptions it gave before stay as they were
+    assert grade_course._refusal_reason("    KeyError: 'mine'\n[ERROR] Please see the", "") == (
+        "KeyError: 'mine'"
+    )

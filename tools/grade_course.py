@@ -3054,13 +3054,26 @@ def _refusal_reason(log: str, error: str) -> str:
     and its error messages, without the generic "see the above traceback"."""
     generic = ("Please see the", "There was an error processing", "Traceback (most recent")
     lines = [line.strip() for line in (log or "").splitlines()]
+    # an exception's line: "KeyError: ...", or one whose name says neither Error nor Exception,
+    # "nbgrader.api.MissingEntry: No such grade cell: ..." (lecturer review s39, m5: it was left out,
+    # and the teacher read only "see the above traceback")
+    exception = r"^(?:[A-Za-z_]\w*\.)*(?:[\w]+(?:Error|Exception)\b|[A-Z]\w*: \S)"
     reasons = [
         line
         for line in lines
-        if (re.match(r"^[\w.]+(Error|Exception)\b.*", line) or line.startswith("[ERROR]"))
+        if (re.match(exception, line) or line.startswith("[ERROR]"))
+        and not line.startswith("File ")
         and not any(g in line for g in generic)
     ]
     reasons = list(dict.fromkeys(reasons))  # once each, in order
+    for line in list(reasons):
+        cell = re.search(r"No such grade cell: [^/\s]+/[^/\s]+/(\S+)", line)
+        if cell:
+            reasons.append(
+                f"(the submitted notebook's cell {cell.group(1)} is marked as a graded cell, which "
+                "the course's notebook does not have: its nbgrader metadata was changed; set it "
+                "back as in release/ in the notebook in submitted/, then grade it again)"
+            )
     if reasons:
         return "\n  ".join(reasons[-5:])
     return (error or log or "no reason given").strip()[-1500:]
