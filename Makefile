@@ -228,9 +228,10 @@ slides: $(SITE)
 # GRADED=1 writes a graded course (--predictions-at-collection --private-cases; private seeds are kept);
 # VARIANTS=1 gives each student their own numbers (--variants); CHAPTERS="02 09" writes those chapters only;
 # with GRADED=1, a prediction's test is worth 0 points (--prediction-points, default 0): PREDICTION_POINTS=1
-# when the predictions are made in a supervised lab.
+# when the predictions are made in a supervised lab. WORKED_SOLUTIONS=allowed|zero|flag: what the grader
+# does with a code answer that is the book's worked solution (--worked-solutions, default flag).
 course: venv
-	$(PY) tools/make_course.py --out course $(if $(EXCHANGE),--exchange $(EXCHANGE)) $(if $(GRADED),--predictions-at-collection --private-cases $(if $(PREDICTION_POINTS),--prediction-points $(PREDICTION_POINTS))) $(if $(VARIANTS),--variants) $(CHAPTERS)
+	$(PY) tools/make_course.py --out course $(if $(EXCHANGE),--exchange $(EXCHANGE)) $(if $(GRADED),--predictions-at-collection --private-cases $(if $(PREDICTION_POINTS),--prediction-points $(PREDICTION_POINTS))) $(if $(VARIANTS),--variants) $(if $(WORKED_SOLUTIONS),--worked-solutions $(WORKED_SOLUTIONS)) $(CHAPTERS)
 
 # ruff (pyproject.toml): every file of lib, tests, tools, benchmarks, the extensions and the chapters
 # formatted and lint-clean at 100 characters a line. `make test` runs `make lint` first.

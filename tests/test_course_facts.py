@@ -221,13 +221,19 @@ def test_the_page_warns_of_the_decks_that_teach_a_graded_answer():
         ("18", "The backward pass, from one number per row", "exercise 4"),
         # lecturer review s34, m7: ALBERT-xxlarge saves memory, not time; exercise 2's written part
         ("16", "ALBERT: fewer parameters, not less compute", "exercise 2's graded written"),
+        # lecturer review s39, m2: equal scores for equal m - n, exercise 1's "why do they agree?"
+        (
+            "17",
+            "From the rotation of *Positional encoding* to RoPE",
+            "why do the two scores agree?",
+        ),
     ):
         notebook = next((ROOT / "notebooks").glob(f"{chapter}_*.ipynb")).read_text()
         assert f"## {title}" in notebook, (
             title
         )  # "##" or "###"  # the deck's slide: the chapter's section
-        assert f"*{title}*" in page and exercise in page, title
-    assert "Three decks teach what a graded answer says, and the flag keeps them" in page
+        assert f"*{title.replace('*', '')}*" in page and exercise in page, title
+    assert "Four decks teach what a graded answer says, and the flag keeps them" in page
 
 
 def test_the_page_gives_grading_times_for_chapters_4_9_13_and_17():
@@ -354,3 +360,28 @@ def test_the_page_says_what_the_grader_does_with_0_point_checks():
         " the same limits, and never skips one" in page
     )
     assert "the only check of it" in page and "75 to 190 s a student" in page
+
+
+def test_the_page_collects_late_work_with_update():
+    """Lecturer review s39, M1: a plain ``nbgrader collect`` keeps the copy it already collected
+    ("Submission already exists, use --update to update"), so the page's late work and the late policy
+    never applied. First graded week step 6, the weekly checklist, the grading cycle and the late
+    policy say ``--update``."""
+    page = " ".join(PAGE.split())
+    step6 = page.split("6. **After the deadline, collect**", 1)[1].split("7. **Grade the code**")[0]
+    assert "nbgrader collect --update 02_attention_as_soft_lookup" in step6
+    checklist = PAGE.split("**Every week, the checklist**", 1)[1].split("```", 2)[1]
+    assert "\nnbgrader collect --update 02_attention_as_soft_lookup\n" in checklist
+    late = page.split("**The late policy.**", 1)[1]
+    assert "`nbgrader collect --update` keeps the last submission" in late
+    assert page.count("nbgrader collect --update") >= 4
+
+
+def test_the_worked_solutions_decision_per_student_and_from_make():
+    """Lecturer review s39, m4: under --worked-solutions flag, the page did not say how to act on a
+    per-student decision, and make course had no variable for the setting."""
+    page = " ".join(PAGE.split())
+    assert "make course GRADED=1 WORKED_SOLUTIONS=zero" in page
+    assert "into the manual score of the exercise's test cell" in page
+    makefile = (ROOT / "Makefile").read_text()
+    assert "$(if $(WORKED_SOLUTIONS),--worked-solutions $(WORKED_SOLUTIONS))" in makefile

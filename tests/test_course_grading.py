@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import re
 import shutil
 import subprocess
@@ -720,3 +721,124 @@ def test_a_timestamp_set_back_by_under_a_minute_gains_nothing(tmp_path, monkeypa
     stamp = course / "submitted" / "alice" / chapter / "timestamp.txt"
     assert grade_course.check_timestamp(course, chapter, "alice") is None
     assert stamp.read_text() == ahead and not stamp.with_name("timestamp.txt.student").exists()
+
+
+def _hand_graded_course(root: Path, texts: dict[str, str]) -> str:
+    """A course folder with one chapter whose written answers ``texts`` ({grade id: text}, 2 points
+    each) carol submitted, in autograded/ as nbgrader's autograde leaves them, graded by hand 0 each;
+    returns the gradebook's url."""
+    import nbformat
+    from nbgrader.api import Gradebook
+
+    chapter = "03_scoring_functions"
+    (root / "nbgrader_config.py").write_text(
+        f"c = get_config()\nc.CourseDirectory.course_id = 'demo'\nc.CourseDirectory.root = {str(root)!r}\n"
+    )
+    cells = []
+    for grade_id, text in texts.items():
+        cell = nbformat.v4.new_markdown_cell(text)
+        cell.metadata["nbgrader"] = {
+            "grade": True,
+            "solution": True,
+            "grade_id": grade_id,
+            "points": 2,
+        }
+        cells.append(cell)
+    folder = root / "autograded" / "carol" / chapter
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), folder / f"{chapter}.ipynb")
+    url = f"sqlite:///{root / 'gradebook.db'}"
+    with Gradebook(url, course_id="demo") as gb:
+        if not gb.students:
+            gb.update_or_create_assignment(chapter)
+            gb.add_notebook(chapter, chapter)
+            for grade_id in texts:
+                gb.add_grade_cell(grade_id, chapter, chapter, max_score=2, cell_type="markdown")
+            gb.add_student("carol")
+            gb.add_submission(chapter, "carol")
+    return url
+
+
+def test_a_regrade_asks_again_for_a_written_answer_whose_text_changed(tmp_path, monkeypatch):
+    """Lecturer review s39, S1: carol's ex1_written was graded by hand, then she resubmitted a new
+    text. The regrade kept the old grade, and the export said nothing. Now each grading run keeps a
+    fingerprint of the texts it saw (grading/, 0600); at a regrade a changed text's hand grade is
+    cleared (needs a manual grade again, so the export says "not final") and named; an unchanged one
+    keeps its grade."""
+    from nbgrader.api import Gradebook
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{os.environ['PATH']}")  # alembic
+    chapter = "03_scoring_functions"
+    first = {"ex1_written": "full rank 8", "ex2_written": "the scores grow as sqrt(d)"}
+    url = _hand_graded_course(tmp_path, first)
+    lines = grade_course.finish(tmp_path, chapter, ["carol"])  # the first grading run
+    saved = tmp_path / "grading" / grade_course.FINGERPRINTS
+    assert saved.stat().st_mode & 0o777 == 0o600
+    assert "0 answers graded by hand before (a regrade) kept as graded" in lines
+    with Gradebook(url, course_id="demo") as gb:  # the TA grades both by hand
+        for g in gb.find_submission_notebook(chapter, chapter, "carol").grades:
+            g.manual_score, g.needs_manual_grade = 0.0, False
+        gb.db.commit()
+    # she resubmits a new ex1_written; nbgrader's autograde marks both as needing a grade
+    _hand_graded_course(tmp_path, {**first, "ex1_written": "its rank is at most d_k = 2, not 8"})
+    with Gradebook(url, course_id="demo") as gb:
+        for g in gb.find_submission_notebook(chapter, chapter, "carol").grades:
+            g.needs_manual_grade = True
+        gb.db.commit()
+    lines = grade_course.finish(tmp_path, chapter, ["carol"])
+    assert "1 answers graded by hand before (a regrade) kept as graded" in lines
+    said = "carol ex1_written changed since it was graded by hand: grade it again"
+    assert any(line.startswith(said) for line in lines), lines
+    assert not any("ex2_written changed" in line for line in lines)
+    with Gradebook(url, course_id="demo") as gb:
+        grades = {g.name: g for g in gb.find_submission_notebook(chapter, chapter, "carol").grades}
+        assert grades["ex1_written"].manual_score is None
+        assert grades["ex1_written"].needs_manual_grade
+        assert (
+            grades["ex2_written"].manual_score == 0 and not grades["ex2_written"].needs_manual_grade
+        )
+    assert grade_course.ungraded_answers(tmp_path, chapter) == [
+        f"carol {chapter}: 1 written answer still needs a manual grade (ex1_written)"
+    ]
+    # graded again by hand, then a regrade of the same text: the new grade stands
+    with Gradebook(url, course_id="demo") as gb:
+        for g in gb.find_submission_notebook(chapter, chapter, "carol").grades:
+            g.manual_score, g.needs_manual_grade = 2.0, True
+        gb.db.commit()
+    lines = grade_course.finish(tmp_path, chapter, ["carol"])
+    assert "2 answers graded by hand before (a regrade) kept as graded" in lines
+    assert not any("changed since" in line for line in lines)
+
+
+def test_a_refusal_gives_nbgraders_reason_when_its_exception_is_not_an_error():
+    """Lecturer review s39, m5: a submission whose answer cell was made a graded cell was refused
+    with "NbGraderException: Please see the the above traceback" and no reason: the reason line,
+    ``nbgrader.api.MissingEntry: ...``, names neither Error nor Exception. The log as nbgrader's
+    autograde captures it (a real run's, shortened)."""
+    log = (
+        "[ERROR] There was an error processing assignment: /c/submitted/trudy/17_modern_decoder\n"
+        "    Traceback (most recent call last):\n"
+        '      File "nbgrader/api.py", line 1846, in find_graded_cell\n'
+        '        raise MissingEntry("No such grade cell: {}/{}/{}".format(assignment, nb, name))\n'
+        "    nbgrader.api.MissingEntry: No such grade cell: "
+        "17_modern_decoder/17_modern_decoder/ex4_answer\n"
+        "    \n"
+        "[WARNING] Removing failed assignment: /c/autograded/trudy/17_modern_decoder\n"
+        "[ERROR] There was an error processing assignment '17_modern_decoder' for student 'trudy'\n"
+        "[ERROR] Please see the the above traceback for details on the specific errors on the "
+        "above failures.\n"
+    )
+    error = (
+        "Traceback (most recent call last):\n"
+        "nbgrader.converters.base.NbGraderException: Please see the the above traceback for "
+        "details on the specific errors on the above failures.\n"
+    )
+    reason = grade_course._refusal_reason(log, error)
+    assert reason.startswith("nbgrader.api.MissingEntry: No such grade cell: "), reason
+    assert "Please see the" not in reason and "File " not in reason
+    assert "cell ex4_answer is marked as a graded cell" in reason and "release/" in reason
+    # the exceptions it gave before stay as they were
+    assert grade_course._refusal_reason("    KeyError: 'mine'\n[ERROR] Please see the", "") == (
+        "KeyError: 'mine'"
+    )

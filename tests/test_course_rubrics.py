@@ -572,3 +572,16 @@ def test_a_written_parts_questions_are_sentences_and_the_list_ends_before_the_ne
                 assert not item.group(1).islower(), (chapter, grade_id, line)
             if re.match(r"\d+\. ", line) and i + 1 < len(lines) and lines[i + 1].strip():
                 assert re.match(r"\d+\. ", lines[i + 1]), (chapter, grade_id, lines[i + 1][:80])
+
+
+def test_chapter_14_exercise_3s_point_is_the_finding_not_the_measurement():
+    """Lecturer review s39, m6: "What do the measurements say?" had the frozen head's 48.1% against
+    85.4% as its point and the finding the exercise is built for (the information is there; chance
+    comes from how the head was trained) as "May add", so the misconception ("chance, so [CLS] holds
+    nothing") earned half a point by the rubric's letter."""
+    ((question, point),) = _points(_ch("14"))[3]
+    assert question == "What do the measurements say?"
+    assert "So the information is there" in point and "how the head was trained" in point
+    assert "48.1%" not in point
+    ((_, claims),) = _required(_ch("14"))[3]
+    assert f"{make_course.MAY_ADD} Measured: with the body frozen" in claims

@@ -396,3 +396,11 @@ def test_a_course_titles_a_measurement_as_the_course_does_and_a_fast_checker_is_
     book = notes.notes_markdown(["11_language_models"], timing=False)
     assert "### Exercise 2 (measure, then check)" in course
     assert "### Exercise 2 (predict, then check)" in book
+
+
+def test_the_notes_give_citations_as_author_year_text():
+    """Lecturer review s39, m6: chapter 3's statement printed a raw MyST role,
+    {cite:p}`vaswani2017attention`; the notes give it as the course's notebooks and the slides do."""
+    text = notes.notes_markdown(["03_scoring_functions"], timing=False)
+    assert "{cite" not in text
+    assert "(Vaswani et al., 2017)" in text

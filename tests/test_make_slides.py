@@ -415,11 +415,19 @@ def test_decks_written_without_the_sites_assets_are_warned_of(tmp_path, monkeypa
     for asset in make_slides.SITE_ASSETS:
         (site / asset).parent.mkdir(parents=True, exist_ok=True)
         (site / asset).write_text("")
+    # lecturer review s39, m3: _static/slides/ alone, without the maths: a warning that names it
+    assert make_slides.main(["13", "--exclude-answers", "--site", str(site)]) == 0
+    err = capsys.readouterr().err
+    assert f"warning: {site / make_slides.MATHS_ASSET} is missing" in err, err
+    assert "raw TeX" in err and "_static/vendor/" in err and "reveal.css" not in err
+    (site / make_slides.MATHS_ASSET).parent.mkdir(parents=True)
+    (site / make_slides.MATHS_ASSET).write_text("")
     assert make_slides.main(["13", "--exclude-answers", "--site", str(site)]) == 0
     assert capsys.readouterr().err == ""
     assert make_slides.missing_assets(site) is None
     page = " ".join((Path(make_slides.ROOT) / "book" / "teachers.md").read_text().split())
     assert "It needs a built site: a deck links reveal.js and its styles" in page
+    assert "(one with `_static/slides/` and `_static/vendor/`" in page
 
 
 def test_the_class_questions_read_as_a_slide_and_as_the_course_titles_them():

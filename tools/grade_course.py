@@ -85,6 +85,7 @@ import datetime
 import fnmatch
 import functools
 import glob
+import hashlib
 import importlib
 import importlib.util
 import inspect
@@ -3053,13 +3054,26 @@ def _refusal_reason(log: str, error: str) -> str:
     and its error messages, without the generic "see the above traceback"."""
     generic = ("Please see the", "There was an error processing", "Traceback (most recent")
     lines = [line.strip() for line in (log or "").splitlines()]
+    # an exception's line: "KeyError: ...", or one whose name says neither Error nor Exception,
+    # "nbgrader.api.MissingEntry: No such grade cell: ..." (lecturer review s39, m5: it was left out,
+    # and the teacher read only "see the above traceback")
+    exception = r"^(?:[A-Za-z_]\w*\.)*(?:[\w]+(?:Error|Exception)\b|[A-Z]\w*: \S)"
     reasons = [
         line
         for line in lines
-        if (re.match(r"^[\w.]+(Error|Exception)\b.*", line) or line.startswith("[ERROR]"))
+        if (re.match(exception, line) or line.startswith("[ERROR]"))
+        and not line.startswith("File ")
         and not any(g in line for g in generic)
     ]
     reasons = list(dict.fromkeys(reasons))  # once each, in order
+    for line in list(reasons):
+        cell = re.search(r"No such grade cell: [^/\s]+/[^/\s]+/(\S+)", line)
+        if cell:
+            reasons.append(
+                f"(the submitted notebook's cell {cell.group(1)} is marked as a graded cell, which "
+                "the course's notebook does not have: its nbgrader metadata was changed; set it "
+                "back as in release/ in the notebook in submitted/, then grade it again)"
+            )
     if reasons:
         return "\n  ".join(reasons[-5:])
     return (error or log or "no reason given").strip()[-1500:]
@@ -3157,18 +3171,64 @@ def zero_tests(course: Path, chapter: str, grader: Grader, students: list[str]) 
     )
 
 
+# The texts of the written answers as each grading run left them in autograded/ (what the Formgrader
+# shows, so what a hand grade was given to), by their sha256: {chapter: {student: {grade_id: hex}}}.
+# A regrade compares the new texts with them (lecturer review s39, S1). In the private grading/ folder.
+FINGERPRINTS = "written_fingerprints.json"
+
+
+def written_texts(course: Path, chapter: str, student: str) -> dict[str, str]:
+    """{grade_id: sha256 of the text} of the answers graded by hand (nbgrader's solution and grade
+    cells: the written answers) in ``student``'s autograded notebook of ``chapter``; {} if none."""
+    path = course / "autograded" / student / chapter / f"{chapter}.ipynb"
+    if not path.exists():
+        return {}
+    found = {}
+    for cell in nbformat.read(path, as_version=4).cells:
+        meta = _meta(cell)
+        if meta.get("solution") and meta.get("grade") and meta.get("grade_id"):
+            text = "\n".join(line.rstrip() for line in cell.source.strip().splitlines())
+            found[meta["grade_id"]] = hashlib.sha256(text.encode()).hexdigest()
+    return found
+
+
+def _fingerprints(course: Path) -> dict:
+    path = course / "grading" / FINGERPRINTS
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def _save_fingerprints(course: Path, saved: dict) -> None:
+    """The fingerprints into the course's grading/ folder, 0600 (its files are the instructor's)."""
+    path = course / "grading" / FINGERPRINTS
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(json.dumps(saved, indent=1, sort_keys=True) + "\n")
+    path.chmod(0o600)
+
+
 def finish(course: Path, chapter: str, students: list[str]) -> list[str]:
     """After grading: each rubric cell (the 0-point "task" cell above a written answer) marked as
     needing no grade, so nbgrader's "needs manual grade" clears once the written answers are graded;
-    an answer already graded by hand (a regrade) kept as graded, not needing a grade again;
-    and the late penalties computed again from the sandbox's scores (``term_plan.py penalties``), since
-    nbgrader's autograde took them from its own count, every test cell passed. Returns what it did."""
+    an answer already graded by hand (a regrade) kept as graded, not needing a grade again, if its
+    text is the one this grader saw at the run before (:data:`FINGERPRINTS`); one whose text the
+    student has changed since (a resubmission) needs a grade again, its hand grade cleared and named
+    (lecturer review s39, S1); and the late penalties computed again from the sandbox's scores
+    (``term_plan.py penalties``), since nbgrader's autograde took them from its own count, every test
+    cell passed. Returns what it did."""
     from nbgrader.api import Gradebook, MissingEntry
     from term_plan import recompute_penalties
 
     config = _config(course)
     url = config.CourseDirectory.get("db_url") or f"sqlite:///{course / 'gradebook.db'}"
     rubrics = kept = 0
+    changed, unknown = [], []
+    saved = _fingerprints(course)
+    before = saved.get(chapter, {})
+    now = {student: written_texts(course, chapter, student) for student in students}
     with Gradebook(url, course_id=config.CourseDirectory.get("course_id", "default_course")) as gb:
         for student in students:
             try:
@@ -3180,19 +3240,48 @@ def finish(course: Path, chapter: str, students: list[str]) -> list[str]:
                     if grade.max_score == 0 and grade.needs_manual_grade:
                         grade.needs_manual_grade = False
                         rubrics += 1
+                    elif grade.manual_score is not None and grade.name in now[student]:
+                        graded = before.get(student, {}).get(grade.name)
+                        if graded is not None and graded != now[student][grade.name]:
+                            # the text graded by hand is not the one submitted now: grade it again
+                            grade.manual_score = None
+                            grade.needs_manual_grade = True
+                            changed.append(f"{student} {grade.name}")
+                        elif grade.needs_manual_grade:
+                            # a written answer graded before this regrade, which nbgrader's autograde
+                            # marked as needing a grade again: its grade stands
+                            grade.needs_manual_grade = False
+                            kept += 1
+                            if graded is None:
+                                unknown.append(f"{student} {grade.name}")
                     elif grade.needs_manual_grade and grade.manual_score is not None:
-                        # a written answer graded before this regrade, which nbgrader's autograde
-                        # marked as needing a grade again: its grade stands
-                        grade.needs_manual_grade = False
+                        grade.needs_manual_grade = False  # a hand-graded cell with no text here
                         kept += 1
         gb.db.commit()
+    for student in students:
+        if now[student]:
+            before[student] = now[student]
+    saved[chapter] = before
+    _save_fingerprints(course, saved)
     late = [(n, s, p) for n, s, p in recompute_penalties(url, [chapter]) if s in students]
     lines = [
         f"{rubrics} rubric cells (0 points) marked as needing no grade",
         f"{kept} answers graded by hand before (a regrade) kept as graded",
-        f"late penalties computed again from these scores: {len(late)} late submissions"
-        + "".join(f"\n  {s}: late penalty {p:g}" for _, s, p in late),
     ]
+    if unknown:
+        lines.append(
+            f"  of them {len(unknown)} with no record of the text graded (graded before the grader "
+            f"kept grading/{FINGERPRINTS}): if the student resubmitted, read them again: "
+            + ", ".join(unknown)
+        )
+    lines += [
+        f"{name} changed since it was graded by hand: grade it again (its hand grade is cleared)"
+        for name in changed
+    ]
+    lines.append(
+        f"late penalties computed again from these scores: {len(late)} late submissions"
+        + "".join(f"\n  {s}: late penalty {p:g}" for _, s, p in late)
+    )
     return lines
 
 

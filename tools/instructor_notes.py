@@ -913,7 +913,12 @@ def notes_markdown(
         summary.append(
             f"| {stem} | {len(found)} | {home['reading']} | {total:g} | {home['total']} |"
         )
-    return "\n".join(_preamble(answers, course) + summary + [""] + body) + "\n"
+    text = "\n".join(_preamble(answers, course) + summary + [""] + body) + "\n"
+    # the book's citation roles as author-year text, as the course's notebooks and the slides give
+    # them (lecturer review s39, m6: a statement printed {cite:p}`vaswani2017attention`)
+    from make_slides import citations_as_text
+
+    return citations_as_text(text, make_course._citations())
 
 
 def _preamble(answers: bool, course: Path | None) -> list[str]:

@@ -838,21 +838,32 @@ def write_decks(
 
 # what a deck links beside it (``../_static/slides/``): reveal.js's style sheets and the bundle
 SITE_ASSETS = ("_static/slides/dist/reveal.css", "_static/slides/slides.js")
+# the maths: the site's own MathJax, which every deck loads (``mathjax_url`` above)
+MATHS_ASSET = "_static/vendor/mathjax/tex-chtml.js"
 
 
 def missing_assets(site: Path) -> str | None:
     """The warning for decks written into a ``site`` without the build's ``_static/slides``
     (lecturer review s31, M10: in a clone that never built the site, a deck showed as one unstyled
-    page with its speaker notes inline), else None."""
+    page with its speaker notes inline) or without its ``_static/vendor/`` MathJax (lecturer review
+    s39, m3: the decks showed their maths as raw TeX, with no warning), else None."""
+    warnings = []
     missing = [a for a in SITE_ASSETS if not (site / a).exists()]
-    if not missing:
-        return None
-    return (
-        f"warning: {site / missing[0]} is missing: the decks in {site / 'slides'} link"
-        " ../_static/slides/ (reveal.js, its styles and the deck's script), and without them show"
-        " as one unstyled page with the speaker notes inline. Build the site once (make book), or"
-        " pass --site a built site's folder (one with _static/slides/) to write the decks into it."
-    )
+    if missing:
+        warnings.append(
+            f"warning: {site / missing[0]} is missing: the decks in {site / 'slides'} link"
+            " ../_static/slides/ (reveal.js, its styles and the deck's script), and without them"
+            " show as one unstyled page with the speaker notes inline. Build the site once (make"
+            " book), or pass --site a built site's folder (one with _static/slides/ and"
+            " _static/vendor/) to write the decks into it."
+        )
+    if not (site / MATHS_ASSET).exists():
+        warnings.append(
+            f"warning: {site / MATHS_ASSET} is missing: the decks in {site / 'slides'} load their"
+            " maths from ../_static/vendor/mathjax/, and without it show it as raw TeX. Copy a"
+            " built site's _static/vendor/ beside _static/slides/ (make book writes both)."
+        )
+    return "\n".join(warnings) or None
 
 
 def main(argv=None) -> int:

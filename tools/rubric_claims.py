@@ -389,11 +389,13 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "14": {
-        # "explain what the measurements say": chance comes from the head's training, and the gap left
+        # "explain what the measurements say": chance comes from the head's training, and the gap left.
+        # The point is that finding with the probes that show it, not the frozen head's 48.1%, which
+        # the misconception ("chance, so [CLS] holds nothing") quotes too (lecturer review s39, m6)
         3: [
             [
-                "Measured: with the body frozen",
                 ("Longer training alone", "So the information is there"),
+                "Measured: with the body frozen",
                 "What remains is the gap",
             ]
         ],
@@ -593,6 +595,8 @@ KEY_WORDS_READ: dict[tuple[str, int, int], str] = {
         3,
         2,
     ): "'why does reading the first position work there?': BERT's attention is not masked",
+    ("14", 3, 1): "'what do the measurements say?': the point is what they say (the information is"
+    " there; chance comes from the head's training), with the probes' numbers, lecturer review s39, m6",
 }
 
 # Parts whose point answers the question's focus (:func:`focus`) in other words (read, lecturer
