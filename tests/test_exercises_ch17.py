@@ -416,6 +416,11 @@ def test_check_long_context_says_not_attempted_and_what_is_missing():
         ((4.375, 1025, 512.0), "four times too large. Either you kept 4,096 positions"),
         ((4.375, 1025, 256), "2 bytes a number"),
         ((4.375, 1025, 64), "window_cache_mib = 64: half the size"),
+        # reader s39b: a factor 2 that is not the bytes gets both causes
+        (
+            (4.375, 1025, 256),
+            "window_cache_mib = 256: twice too large, one factor 2 too many: either",
+        ),
         ((4.375, 1025, 4), "each of the 32 layers"),
         ((4.375, 1025, 130), "too large by 1.6%"),
         ((4.375, 1025, "128"), "should be a number"),

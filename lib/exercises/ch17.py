@@ -729,7 +729,7 @@ def _check_window_cache(mib: float, right: float, per_token: int) -> None:
         (per_token * REACH / 2**20, "that keeps 32,768 positions per layer, how far information travels through the stack; each layer's rolling cache keeps only the W - 1 positions its next query can see."),
         (per_token * (own - 1) / 2**20, f"that is the rolling cache of Mistral 7B v0.1's own window of {own:,} (W - 1 = {own - 1:,} positions); use the smallest window that reaches 32,768 positions (your smallest_window), and keep its W - 1 positions."),
         (per_token * own / 2**20, f"four times too large. Either you kept {own:,} positions, Mistral 7B v0.1's own window (the chapter's table prints its cache as {per_token * own / 2**20:g} MiB): use the smallest window that reaches 32,768 positions (your smallest_window), and keep its W - 1 positions; or you counted its H = 32 query heads, where it caches only its Hkv = 8 key/value heads."),
-        (2 * right, "twice too large: bfloat16 takes 2 bytes a number, not 4."),
+        (2 * right, "twice too large, one factor 2 too many: either you counted 4 bytes a number (bfloat16 takes 2 bytes a number), or the keys and the values twice (the factor 2 for the two tensors belongs in once)."),
         (right / 2, "half the size: the cache keeps two tensors per layer, the keys and the values."),
         (right / LAYERS, f"the cache of one layer: each of the {LAYERS} layers keeps its own."),
     ]  # fmt: skip
