@@ -903,7 +903,7 @@ def row_sum_problem(
         f" of batch element {index[0] if len(index) == 2 else index[:-1]}" if len(index) > 1 else ""
     )
     total = sums[tuple(index)].item()
-    # enough digits to tell the sum from 1: 0.99979, not "1" (lecturer review s39, M2)
+    # enough digits to tell the sum from 1: 0.99979, not "1" (course review s39, M2)
     shown = next(
         (f"{total:.{d}g}" for d in range(3, 9) if f"{total:.{d}g}" not in ("1", "1.0")),
         f"{total:.9g}",

@@ -634,7 +634,7 @@ def _check_row_sums(
                 f"on the case '{case}', {problem}, but your columns sum to 1: normalise over the last dimension (the keys), dim=-1."
             )
         if _log_sum_exp_rounding(scores, allowed, result):
-            # lecturer review s39, M2: exp(s - logsumexp(s)) rounds logsumexp at the scores' size
+            # course review s39, M2: exp(s - logsumexp(s)) rounds logsumexp at the scores' size
             fail(
                 f"on the case '{case}', {problem}: your weights look like exp(s - logsumexp(s)). That never overflows, but in float32 logsumexp(s) of scores this large is rounded to the scores' own precision (float32 keeps about 7 significant digits: at 1e4 a step of about 0.001, at 1e10 one of about 1000), so s - logsumexp(s) is off by that much and the weights no longer sum to 1. Subtract the row's largest allowed score instead: s - max(s) is exact for the scores near the maximum, the ones that carry the weight."
             )

@@ -976,7 +976,7 @@ _BACKWARD_MISTAKES = [
     ),
     (
         "delta from the tile",
-        "you summed P * dP over this tile's keys and used that for delta: that sum must run over all the keys of the row, which one tile does not see. Use the `delta` you are given, computed once from dO and O.",
+        "you summed P * dP over this tile's keys and used that for delta: delta must be the same number for every tile of a row. Is yours? Use the `delta` you are given, computed once from dO and O.",
     ),
     (
         "scale forgotten",
