@@ -203,6 +203,8 @@ CASES_WORD = "practice"
 def case_wording(message: str) -> str:
     """``message`` with the checkers' "hidden case(s)" and "hidden batch(es)" named by
     :data:`CASES_WORD`."""
+    # "on all 2 hidden cases" reads "on both ... cases" (reader s39b, chapter 14)
+    message = re.sub(r"\ball 2 hidden (cases|batches)\b", r"both hidden \1", message)
     if CASES_WORD == "hidden":
         return message
     return re.sub(r"\bhidden (cases?|batch(?:es)?)\b", rf"{CASES_WORD} \1", message)
