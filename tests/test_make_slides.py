@@ -593,3 +593,52 @@ def test_a_picture_shown_as_markdown_gets_a_page_with_one_caption_line():
     template = (make_slides.TEMPLATES / "book_reveal" / "index.html.j2").read_text()
     cap = re.search(r"\.jp-RenderedMarkdown img \{[^}]*max-height: (\d+)px;", template)
     assert cap and int(cap[1]) <= 560
+
+
+def test_a_list_that_opens_a_section_shows_only_the_items_that_fit_a_slide():
+    """Lecturer review s39, m1: chapter 17's *Summary* showed the first sentence of each of its five
+    items, 1,500 characters (a first sentence can be far longer than first_items' limit), and its
+    last item ran below the slide at 1280x720 (774 px of 688). The items shown fill at most the
+    slide's budget, counted as wrapped lines; the whole list stays in the speaker notes."""
+    long = "- **Bold words** and a first sentence that runs on " + "and on, " * 60 + "to its end."
+    items = "\n".join([long, "- A second item, short.", long, "- A fourth item."])
+    shown = make_slides.first_items(items, budget=13)
+    assert make_slides.lines_of(shown) <= 13 and shown.startswith(long[:60])
+    assert shown.count("\n") == 1 and shown.endswith("- A second item, short.")
+    # one item longer than the budget: cut at a word, not inside bold text
+    cut = make_slides.first_items("- **Bold** " + "word " * 300 + "end.", budget=5)
+    assert make_slides.lines_of(cut) <= 5 and cut.endswith("...") and cut.count("**") % 2 == 0
+    nb = _chapter(
+        nbformat.v4.new_markdown_cell("# C\n\nAn opening."),
+        nbformat.v4.new_markdown_cell(
+            "## Summary\n\n" + "\n".join([long, long, long, "- A fourth item."])
+        ),
+    )
+    deck = make_slides.deck(nb, {}, "x.html")
+    summary = next(src for _, src in _slides(deck) if src.startswith("## Summary"))
+    assert make_slides.lines_of(summary) <= make_slides.LIST_BUDGET
+    assert "- A fourth item." not in summary
+    notes = "\n".join(
+        c.source for c in deck.cells if c.metadata["slideshow"]["slide_type"] == "notes"
+    )
+    assert "- A fourth item." in notes
+
+
+def test_no_sections_opening_list_of_any_chapter_holds_more_than_a_slides_budget():
+    """Lecturer review s39, m1, without a browser: the page test above lets a page of one cell pass
+    (chapter 17's *Summary*, one cell of 25 lines); a section's opening slide that shows a list is
+    held to LIST_BUDGET (not the closing slide of the class's questions, which has its own
+    limit, QUESTIONS_SHOWN, nor the slide that says what a deck left out)."""
+    for path in sorted((make_slides.ROOT / "notebooks").glob("[0-9][0-9]_*.ipynb")):
+        deck = make_slides.deck(nbformat.read(path, 4), {}, f"../notebooks/{path.stem}.html")
+        for kind, src in _slides(deck):
+            parts = make_slides.blocks(src)
+            closing = src.startswith(("## Questions for the class", "## Left out of"))
+            if (
+                src.startswith("#")
+                and len(parts) > 1
+                and make_slides.is_list(parts[1])
+                and not closing
+            ):
+                lines = make_slides.lines_of(src)
+                assert lines <= make_slides.LIST_BUDGET, (path.stem, src[:60], lines)

@@ -27,7 +27,8 @@ What goes on a slide is decided cell by cell (:func:`deck`), so that a slide hol
 - every page has a title: a figure, an equation or a table that starts a page gets its section's;
 - a section's first paragraph never ends on a sentence that announces what the slide does not show
   ("... makes the point:"): the equation, list or table it announces comes with it, or the sentence goes to
-  the notes; a section that opens on a list (a summary) shows its first items;
+  the notes; a section that opens on a list (a summary) shows its first items, as many as fit the
+  slide in wrapped lines (:data:`LIST_BUDGET`);
 - the exercises are left out (they are the students' work) but come back as **questions for the
   class**, one per exercise (its title and the first question it asks), on the slide before the
   licence; an interactive figure shows its picture at its first setting, saying where it is live
@@ -253,6 +254,9 @@ def caption_line(caption: str, limit: int = CAPTION_LINE) -> str:
     cut = first[: first.rfind(" ", 0, limit - 3)]
     if cut.count("$") % 2:  # not inside an equation
         cut = cut[: cut.rfind("$")]
+    for mark in ("**", "`"):  # nor inside bold text or code
+        if cut.count(mark) % 2:
+            cut = cut[: cut.rfind(mark)]
     if cut.count("[") > cut.count("](") or cut.count("](") > cut.count(")"):  # nor a link
         cut = cut[: cut.rfind("[")]
     return cut.rstrip(" ,;:") + "..."
@@ -495,7 +499,7 @@ def section_slides(d: "Deck", parts: list[str], level: int) -> None:
         if rest and is_list(rest[0]):
             # a summary's list, also when a closing sentence follows it (reader s36, T1); the
             # whole list goes to the notes
-            shown.append(first_items(rest[0]))
+            shown.append(first_items(rest[0], budget=LIST_BUDGET - lines_of(head)))
             notes, rest = rest[:1], rest[1:]
         elif prose is not None:
             following = rest[prose + 1] if prose + 1 < len(rest) else ""
@@ -549,13 +553,32 @@ def _without_answers(d: "Deck", block: str) -> str:
     return "\n".join(kept)
 
 
-def first_items(block: str, n: int = 5, limit: int = 160) -> str:
+# lines, as lines_of counts them, that a section's opening slide of a list (a summary: its heading and
+# its first items) holds. Plain list text fills less of a line than lines_of's 70 characters: in
+# headless Chromium at 1280x720 the summaries of chapters 6 to 18 measured 16 lines 524 to 608 px of
+# Reveal's 800, 17 lines 649 and 691, 19 lines 649, 20 and 21 lines 733 to 774; chapter 17's, 25 lines,
+# 900 px, ran below the slide (lecturer review s39, m1)
+LIST_BUDGET = 21
+
+
+def first_items(block: str, n: int = 5, limit: int = 160, budget: int = LIST_BUDGET - 1) -> str:
     """A list's first ``n`` items, each cut to its first sentences (about ``limit`` characters),
-    never after a colon: an item does not end on what it announces (reader s36, T1)."""
+    never after a colon: an item does not end on what it announces (reader s36, T1); and no more
+    items than fill ``budget`` lines as :func:`lines_of` counts them (wrapped, 70 characters a line),
+    at least the first, cut at a word if it alone is longer. A first sentence can be far longer than
+    ``limit``: chapter 17's *Summary* showed five items of 1,500 characters, 25 lines, and ran below
+    the slide at 1280x720 (774 px of 688; lecturer review s39, m1). The slide's heading fills the
+    rest of :data:`LIST_BUDGET`."""
     items = re.split(r"\n(?=[-*] |\d+\. )", block.strip())
-    return "\n".join(
-        item[:2] + shortened(" ".join(item[2:].split()), limit, ends=".!?") for item in items[:n]
-    )
+    shown = []
+    for item in items[:n]:
+        line = item[:2] + shortened(" ".join(item[2:].split()), limit, ends=".!?")
+        if shown and lines_of("\n".join(shown + [line])) > budget:
+            break
+        if not shown and lines_of(line) > budget:  # one item longer than a slide: cut at a word
+            line = item[:2] + caption_line(line[2:], budget * 70 - 70)
+        shown.append(line)
+    return "\n".join(shown)
 
 
 def deck(
