@@ -642,3 +642,21 @@ def test_no_sections_opening_list_of_any_chapter_holds_more_than_a_slides_budget
             ):
                 lines = make_slides.lines_of(src)
                 assert lines <= make_slides.LIST_BUDGET, (path.stem, src[:60], lines)
+
+
+def test_a_row_with_a_big_operator_or_a_fraction_counts_one_more_line():
+    """Lecturer review s39, m1: chapter 12's "The bidirectional language model" (two products and an
+    aligned block of two sums, 14 lines without it) measured 833 px of Reveal's 800 at 1280x720."""
+    three = make_slides.EQUATION_LINES
+    assert make_slides.lines_of("$$a = b + c$$") == three
+    assert make_slides.lines_of(r"$$p = \prod_{k=1}^{N} p_k$$") == three + 1
+    assert make_slides.lines_of(r"$$y = \frac{a}{b}$$") == three + 1
+    assert make_slides.lines_of(r"$$\max(a, b) = \operatorname{Swish}(x)$$") == three
+    aligned = r"$$\begin{aligned} L &= -\sum_k a_k \\ &= -\sum_k b_k \end{aligned}$$"
+    assert make_slides.lines_of(aligned) == three + 2 + 2
+    ch12 = (
+        "## The bidirectional language model\n\nA **forward** language model gives a sentence"
+        r" the probability" + "\n\n" + r"$$p = \prod_{k=1}^{N} p(t_k \mid t_{<k}),$$" + "\n\n"
+        r"$$p = \prod_{k=1}^{N} p(t_k \mid t_{>k}).$$" + "\n\n" + aligned
+    )
+    assert make_slides.lines_of(ch12) > make_slides.SLIDE_BUDGET

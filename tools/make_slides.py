@@ -295,17 +295,26 @@ def without_loose_end(paragraph: str, following: str) -> str:
 # decoder as a language model" held five equations and measured 812 px at 1280x720 (lecturer review
 # s38, m2)
 EQUATION_LINES = 3
+# a row with a big operator or a fraction (its limits above and below it, in display style) fills one
+# more: chapter 12's "The bidirectional language model", two products and an aligned block of two
+# sums, 14 lines as counted without it, measured 833 px of Reveal's 800 (lecturer review s39, m1)
+TALL_ROW = re.compile(
+    r"\\(?:sum|prod|int|oint|frac|dfrac|binom)(?![a-zA-Z])|\\(?:lim|max|min|argmax|argmin)\s*_"
+)
 
 
 def lines_of(text: str) -> int:
     """The lines of text ``text`` fills on a slide (70 characters a line); a display equation,
-    :data:`EQUATION_LINES` and 2 more per row after its first."""
+    :data:`EQUATION_LINES` and 2 more per row after its first, and one more per row with a big
+    operator or a fraction (:data:`TALL_ROW`)."""
     if not text:
         return 0
     total = 0
     for block in blocks(text):
         if is_math(block):
-            total += EQUATION_LINES + 2 * block.count("\\\\")
+            rows = block.split("\\\\")
+            tall = sum(bool(TALL_ROW.search(row)) for row in rows)
+            total += EQUATION_LINES + 2 * (len(rows) - 1) + tall
         else:
             total += sum(max(1, len(ln) // 70 + 1) for ln in block.splitlines())
     return total
