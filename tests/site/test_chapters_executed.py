@@ -16,6 +16,8 @@ as another for that reason alone, and speed goals live in the benchmarks.
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 import sys
 from pathlib import Path
@@ -28,6 +30,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import chapter_cache  # noqa: E402
 
 from lib.prose import NOTE, REASONS, SAME_REASON, on_text_processor  # noqa: E402
+from lib.viz.interactive import PHONE_COLUMN_PX, PHONE_WIDE_PX  # noqa: E402
 
 # a tqdm line: "desc: 100%|####| 40/40 [00:01<00:00, 25.3it/s]"
 PROGRESS_BAR = re.compile(r"\d+%\|.*\| *\d+/\d+")
@@ -100,3 +103,72 @@ def test_the_build_ran_the_current_chapter_top_to_bottom_without_error(site, pat
             if line.strip() and not PROGRESS_BAR.search(line)
         ]
         assert not warnings, f"{path.name}: a cell printed to stderr: {warnings[:3]}"
+
+
+# A figure's smallest text where a 360 px phone shows it (lib.viz.interactive.phone_text_px, measured
+# from what the build drew): matplotlib's SVG writes each text as glyph paths under "scale(s -s)", s its
+# size in points / 100, on a canvas of the SVG's width in points; the site shows the PNG, whose width in
+# pixels is the picture's natural width. Readers on phones called 9-10 px figure text too small (chapters
+# 5, 12, 16, 17, 18); the book's floor for every static figure and slider picture is 11 CSS px.
+PHONE_TEXT_PX = 11.0
+PHONE_PX = re.compile(r'data-phone-px=\\*"([\d.]+)')
+GLYPH_SCALE = re.compile(r"scale\(([\d.]+) -\1\)")
+SVG_WIDTH = re.compile(r'<svg[^>]*\swidth="([\d.]+)pt"')
+
+
+def svg_phone_text_px(svg: str, png_width: int) -> float:
+    """The smallest text of a figure drawn as ``svg`` (matplotlib's, text as paths) and as a PNG
+    ``png_width`` pixels wide, in CSS px on a 360 px phone; inf for a figure without text."""
+    sizes = [float(s) * 100 for s in GLYPH_SCALE.findall(svg)]
+    if not sizes:
+        return float("inf")
+    shown = min(png_width, (2 if png_width > PHONE_WIDE_PX else 1) * PHONE_COLUMN_PX)
+    return min(sizes) * shown / float(SVG_WIDTH.search(svg).group(1))
+
+
+def test_svg_phone_text_px_agrees_with_phone_text_px():
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from lib.viz.interactive import figure_png, phone_text_px
+
+    for width, size in [(5.2, 11), (4.4, 11), (8, 13), (3, 9)]:
+        fig, ax = plt.subplots(figsize=(width, 3), dpi=110)
+        ax.plot([0, 1], [0, 1], label="a line")
+        ax.set_title("a title", fontsize=size + 2)
+        ax.set_xlabel(r"$\alpha_t$ by position", fontsize=size)
+        ax.legend(fontsize=size + 1)
+        ax.tick_params(labelsize=size + 1)
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="svg")
+        png = figure_png(fig)
+        png_width = int.from_bytes(png[16:20], "big")
+        assert png_width == round(width * 110)
+        assert svg_phone_text_px(buffer.getvalue().decode(), png_width) == pytest.approx(
+            phone_text_px(fig, drawn=True), rel=1e-6
+        )
+        plt.close(fig)
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.stem)
+def test_every_figure_reads_on_a_phone(site, path):
+    _, _, nb = executed(path)
+    small = []
+    for number, cell in enumerate(c for c in nb.cells if c.cell_type == "code"):
+        for output in cell.get("outputs", []):
+            data = output.get("data", {})
+            if "image/svg+xml" in data and "image/png" in data:
+                png = base64.b64decode(data["image/png"])
+                px = svg_phone_text_px(data["image/svg+xml"], int.from_bytes(png[16:20], "big"))
+                if px < PHONE_TEXT_PX:
+                    small.append(f"code cell {number}: {px:.1f} px")
+    # the sliders' pictures (lib.viz.interactive) carry their own measure in the widget state
+    state = json.dumps(nb.metadata.get("widgets", {}))
+    small += [
+        f"a slider picture: {v} px" for v in PHONE_PX.findall(state) if float(v) < PHONE_TEXT_PX
+    ]
+    assert not small, f"{path.name}: figure text under {PHONE_TEXT_PX} CSS px on a phone: {small}"
