@@ -96,9 +96,17 @@ export function heatmap(container, matrix, rowLabels, colLabels, opts = {}) {
   let cell = opts.cell || Math.max(14, Math.min(34, Math.floor(520 / Math.max(colLabels.length, 1))));
   if (room > 0 && left + cell * colLabels.length + 70 > room) {
     // narrower cells where that makes the matrix fit beside its row labels with its numbers kept
-    // (26 px at least: chapter 4's translation of six words, 34 px cells, ran 9 px past a phone)
-    const fit = Math.floor((room - left - 16) / Math.max(colLabels.length, 1));
-    if (fit >= 26 && fit < cell) cell = fit;
+    // (26 px at least: chapter 4's translation of six words, 34 px cells, ran 9 px past a phone);
+    // opts.minCell: down to that many px, the numbers left to the table below under 26 (chapter 4's
+    // translator, 16: a sentence of 11 words fits a phone whole, reader s39_r04)
+    const n = Math.max(colLabels.length, 1);
+    let fit = Math.floor((room - left - 16) / n);
+    if (opts.minCell) {
+      // room for the last column's label too, turned, which runs past the matrix (overhang below)
+      const half = (CHAR * Math.max(...colLabels.map((s) => s.length), 1)) / 2;
+      while (fit > opts.minCell && left + fit * n + Math.max(0, 4 + half - fit / 2) + 6 > room) fit--;
+    }
+    if (fit >= Math.min(opts.minCell || 26, 26) && fit < cell) cell = fit;
   }
   const longest = CHAR * Math.max(...colLabels.map((s) => s.length), 1);
   const level = longest <= cell - 6;

@@ -30,7 +30,7 @@ export function mountTranslator(root, example, ctx) {
     output.textContent = `Translation: ${target.filter((t) => t !== "<eos>").join(" ")}`;
     heatmap(map, attention, target, source, { title: "alignment: rows are output words, " +
       "columns source words", xlabel: "source word", ylabel: "output word",
-      corner: "output \\ source" });
+      corner: "output \\ source", minCell: 16 });
     root.dataset.values = JSON.stringify(attention);
     root.dataset.tokens = JSON.stringify(target);
   }
