@@ -928,6 +928,10 @@ def test_captioning_diagram_draws_one_box_per_region():
     assert min(x.get_fontsize() for x in fig.axes[0].texts) >= 13
     assert "$\\mathbf{z}_t=\\sum_i\\alpha_{t,i}\\mathbf{a}_i$" in t
     assert "image" in t and "CNN" in t  # the CNN that makes the regions is drawn
+    # the learned row and column embeddings added to the CNN's cells (lib.captioning.ConvEncoder):
+    # chapter 5's exercise 2 removes them (reader s39b_r05)
+    assert "row, column\nembeddings" in t and "$+$" in t
+    assert "learned row and column embeddings are added" in fig.alt_text
     # the deep output layer (Xu et al. eq. 7, lib.captioning.Captioner.output) reads E y_{t-1},
     # h_t and z_t: three arrows end on its box, one from each
     ax = fig.axes[0]

@@ -1132,7 +1132,8 @@ def _elmo_mix_wide(ax, ys, L, y_soft, mix_title):
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def captioning_diagram(n_regions, d_feature):
     """Chapter 5's captioner (Xu et al. 2015, "Show, attend and tell"): a CNN cuts the image into
-    ``n_regions`` (a square number) region vectors a_i of width ``d_feature``; before word t the
+    ``n_regions`` (a square number) region vectors a_i of width ``d_feature``, to which learned row
+    and column embeddings are added (lib.captioning.ConvEncoder); before word t the
     LSTM's previous state h_{t-1} scores every region (e_{t,i}), a softmax gives alpha_{t,i}, the
     context z_t = sum_i alpha_{t,i} a_i enters the LSTM with the previous word, and the deep output
     layer predicts y_t from E y_{t-1}, h_t and z_t (eq. 7). Drawn for a phone's width (4.89
@@ -1144,7 +1145,9 @@ def captioning_diagram(n_regions, d_feature):
         raise ValueError(f"n_regions: expected a square grid of at most 5 x 5, got {n_regions}")
     alt = (
         f"Top left, the image goes through the CNN, which cuts it into a {side} by {side} grid of "
-        f"regions a_1 to a_{n_regions}, each a vector of {d_feature} numbers, framed together: "
+        "regions; learned row and column embeddings are added to them (each region gets the "
+        f"embedding of its row and of its column), giving a_1 to a_{n_regions}, each a vector of "
+        f"{d_feature} numbers, framed together: "
         "the lines that leave the frame carry all of them. Top right, the previous LSTM state "
         "h_(t-1); it and every region meet in the scores e_(t,i); a softmax over the regions "
         "gives the weights alpha_(t,i); below, the context z_t, the weighted sum of the regions, "
@@ -1152,9 +1155,9 @@ def captioning_diagram(n_regions, d_feature):
         "The new state h_t, the context z_t and E y_(t-1) together enter the deep output layer "
         "L_o at the bottom, which predicts the next word."
     )
-    scale = 0.94  # laid out on 5.2 x 6.6 inches, drawn 4.89 wide: its text fits at the phone's rule
+    scale = 0.94  # laid out on 5.2 x 7.2 inches, drawn 4.89 wide: its text fits at the phone's rule
     font = _phone_font(5.2 * scale)
-    fig, ax = _canvas(5.2, 6.6, alt, scale=scale)
+    fig, ax = _canvas(5.2, 7.2, alt, scale=scale)
     cell = 1.8 / side
     x0, top = 0.25, 4.85  # the grid's left and top edges
     for r in range(side):
@@ -1181,10 +1184,17 @@ def captioning_diagram(n_regions, d_feature):
     # on two lines: at 13 points one line would be wider than the grid's column
     ax.text(x0 + 0.9, bottom - 0.5, f"{n_regions} regions,\n{d_feature} numbers each", **_t(font))
     x_cnn = x0 + 0.9
-    _box(ax, x_cnn, 6.25, "image", "io", 1.4, 0.45, font)
-    _arrow(ax, x_cnn, 6.02, x_cnn, 5.75)
-    _box(ax, x_cnn, 5.5, "CNN", "ff", 1.4, 0.5, font)
-    _arrow(ax, x_cnn, 5.25, x_cnn, top + m)
+    _box(ax, x_cnn, 6.85, "image", "io", 1.4, 0.45, font)
+    _arrow(ax, x_cnn, 6.62, x_cnn, 6.35)
+    _box(ax, x_cnn, 6.1, "CNN", "ff", 1.4, 0.5, font)
+    # the learned row and column embeddings, added to the CNN's cells: they tell the regions
+    # apart by where they are
+    y_pos = 5.4
+    _arrow(ax, x_cnn, 5.85, x_cnn, y_pos + 0.2)
+    _box(ax, x_cnn, y_pos, "$+$", "plain", 0.5, 0.4, font)
+    _box(ax, 2.42, y_pos, "row, column\nembeddings", "emb", 1.5, 0.66, font)
+    _arrow(ax, 2.42 - 0.75, y_pos, x_cnn + 0.25, y_pos)
+    _arrow(ax, x_cnn, y_pos - 0.2, x_cnn, top + m)
     xr = 3.95  # the right-hand column: the decoder's step
     _box(ax, xr, 5.5, "$\\mathbf{h}_{t-1}$", "rnn", 1.0, 0.5, font)
     _arrow(ax, xr, 5.25, xr, 4.73)
