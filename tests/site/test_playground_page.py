@@ -357,7 +357,9 @@ def test_a_valid_probe_takes_down_the_warning_of_an_earlier_one(site, server, br
     browser.execute_script(change, "7 3 5 1 0 2 2 6")
     steps(browser, 1)
     box = browser.execute_script(message)
-    assert box.get_attribute("hidden") is not None or not box.get_attribute("textContent"), box.get_attribute("textContent")
+    assert box.get_attribute("hidden") is not None or not box.get_attribute("textContent"), (
+        box.get_attribute("textContent")
+    )
 
 
 def test_nothing_leaves_the_site_and_no_console_error(site, server, browser):
