@@ -284,11 +284,14 @@ def tinted_block(ax, values, heads_of_columns, columns, title, head_colors, font
     return ax
 
 
-# the narrow drawing's canvas in inches (width, height): data units are inches, aspect equal. At
-# the notebooks' 110 dpi it is 550 px wide (572 with the inline backend's margin), under the 600 px
-# above which book/_static/reader.js takes a picture for a desktop one and shows it in a box that
-# scrolls sideways on a phone instead of shrinking it to the column.
-TRANSFORMER_DIAGRAM_NARROW = (5.0, 6.95)
+# the narrow drawing's canvas in inches (width, height), aspect equal. At the notebooks' 110 dpi it
+# is 473 px wide (495 with the inline backend's margin), under the 600 px above which
+# book/_static/reader.js takes a picture for a desktop one and shows it in a box that scrolls
+# sideways on a phone instead of shrinking it to the column; a phone shrinks it to 328 px, so its
+# 11-point text shows at 11 CSS px. The drawing's units are 0.86 inch (_NARROW_UNITS: the box and
+# line layout of a 5.0 by 7.35 inch canvas, drawn smaller), and its text keeps 11 points.
+TRANSFORMER_DIAGRAM_NARROW = (4.3, 6.32)
+_NARROW_UNITS = (5.0, 7.35)
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
@@ -296,9 +299,10 @@ def transformer_diagram(ax, *, narrow=False):
     """The encoder-decoder of Vaswani et al. 2017, Figure 1, as the library implements it by
     default (post-LN): boxes for the sub-layers, arrows for the data, thin lines for the residual
     connections, the encoder's output feeding every decoder layer's cross-attention. ``narrow``:
-    drawn for a phone, 11-point text with the long names on two lines, for an Axes filling a
-    figure of ``TRANSFORMER_DIAGRAM_NARROW`` inches (5.0 x 6.95); the default is drawn for a
-    figure 8 inches wide. Returns the Axes."""
+    drawn for a phone, 11-point text with the long names on two or three lines and the paper's
+    "Add & Norm" for "Add & LayerNorm", for an Axes filling a figure of
+    ``TRANSFORMER_DIAGRAM_NARROW`` inches (4.3 x 6.32); the default is drawn for a figure 8 inches
+    wide. Returns the Axes."""
     _check_ax(ax)
     check_bool(narrow, "narrow")
     if narrow:
@@ -377,10 +381,10 @@ def transformer_diagram(ax, *, narrow=False):
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
 def _transformer_diagram_narrow(ax):
-    """transformer_diagram's phone drawing: the same boxes and lines, in inches, 11-point text."""
+    """transformer_diagram's phone drawing: the same boxes and lines, 11-point text."""
     font = 11
-    width, height = TRANSFORMER_DIAGRAM_NARROW
-    xe, xd, x_mem = 1.3, 3.95, 2.62  # the two columns' centres, the memory's vertical line
+    width, height = _NARROW_UNITS
+    xe, xd, x_mem = 1.42, 3.95, 2.62  # the two columns' centres, the memory's vertical line
     out, gap = 0.88, 0.22  # the residual lines' distance from a column's centre; between boxes
 
     def box(x, y, text, kind, w=1.45, h=0.3):
@@ -389,13 +393,13 @@ def _transformer_diagram_narrow(ax):
     def arrow(x0, y0, x1, y1):
         _arrow(ax, x0, y0, x1, y1)
 
-    kinds = {"feed-forward": "ff", "Add & LayerNorm": "norm"}
+    kinds = {"feed-forward": "ff", "Add & Norm": "norm"}
 
     def stack(x, names, bottom, side):
         """The sub-layers from ``bottom`` up; returns the centre and half-height of each box."""
         placed = []
         for name in names:
-            h = 0.5 if "\n" in name else 0.3
+            h = 0.3 + 0.2 * name.count("\n")
             w = 1.62 if "attention" in name else 1.45
             box(x, bottom + h / 2, name, kinds.get(name, "attn"), w=w, h=h)
             placed.append((bottom + h / 2, h / 2))
@@ -428,19 +432,19 @@ def _transformer_diagram_narrow(ax):
     for x, text in [(xe, "source tokens"), (xd, "target tokens,\nshifted right")]:
         box(x, 0.6, text, "io", h=0.5)
         arrow(x, 0.85, x, 1.05)
-        box(x, 1.3, "embedding\n$\\times\\sqrt{d_{model}}$ + positions", "emb", w=1.62, h=0.5)
-        arrow(x, 1.55, x, 1.85)
-    encoder = ["multi-head\nself-attention", "Add & LayerNorm", "feed-forward", "Add & LayerNorm"]
+        box(x, 1.4, "embedding\n$\\times\\sqrt{d_{model}}$\n+ positions", "emb", w=1.62, h=0.7)
+        arrow(x, 1.75, x, 2.05)
+    encoder = ["multi-head\nself-attention", "Add & Norm", "feed-forward", "Add & Norm"]
     decoder = [
-        "masked multi-head\nself-attention",
-        "Add & LayerNorm",
+        "masked\nmulti-head\nself-attention",
+        "Add & Norm",
         "multi-head\ncross-attention",
-        "Add & LayerNorm",
+        "Add & Norm",
         "feed-forward",
-        "Add & LayerNorm",
+        "Add & Norm",
     ]
-    _, top_e = stack(xe, encoder, 1.85, -1)
-    placed, top_d = stack(xd, decoder, 1.85, +1)
+    _, top_e = stack(xe, encoder, 2.05, -1)
+    placed, top_d = stack(xd, decoder, 2.05, +1)
     # memory -> every decoder layer's cross-attention
     y_cross, y_mem = placed[2][0], top_e + 0.3
     ax.plot([xe, xe, x_mem, x_mem], [top_e, y_mem, y_mem, y_cross], color="0.2", lw=1)

@@ -346,6 +346,22 @@ def test_a_probe_outside_the_alphabet_gets_a_message(site, server, browser):
     assert "not in its alphabet: x" in text, text
 
 
+def test_a_valid_probe_takes_down_the_warning_of_an_earlier_one(site, server, browser):
+    """Reader s39b (chapter 9): the box emptied on the way to a new probe warned "needs 8 symbols;
+    got 0", and the warning stayed beside the valid probe's answer."""
+    load(browser, server)
+    change = f"const p = {ROOT}.querySelector('.book-pg-probe'); p.value = arguments[0]; p.dispatchEvent(new Event('change'));"
+    browser.execute_script(change, "")
+    message = f"return {ROOT}.querySelector('.book-live-message');"
+    assert "got 0" in browser.execute_script(message).get_attribute("textContent")
+    browser.execute_script(change, "7 3 5 1 0 2 2 6")
+    steps(browser, 1)
+    box = browser.execute_script(message)
+    assert box.get_attribute("hidden") is not None or not box.get_attribute("textContent"), (
+        box.get_attribute("textContent")
+    )
+
+
 def test_nothing_leaves_the_site_and_no_console_error(site, server, browser):
     load(browser, server)
     steps(browser, 5)

@@ -630,19 +630,27 @@ function headMap(parent, msg, l, h, labels) {
 
 const after = (t) => (t ? `after step ${t}` : "at step 0 (the initial weights, before any training)");
 
-// The probe's ids, or null after a warning that says what is wrong with it.
+// The probe's ids, or null after a warning that says what is wrong with it. A valid probe takes down
+// the warning an earlier one left, if it still shows: "The probe needs 8 symbols; got 0" (the box
+// emptied on the way to a new probe) stayed beside the new probe's right answer (reader s39b, chapter 9).
 function readProbe(pg, task, text) {
   const { ids, bad } = parseSequence(task, text);
+  let warning = null;
   if (bad.length || ids.length !== LENGTH) {
-    pg.ctx.message(pg.root, `The probe needs ${LENGTH} symbols of this task` +
-      (bad.length ? `; not in its alphabet: ${bad.join(" ")}` : `; got ${ids.length}`) + ".", "warning");
+    warning = `The probe needs ${LENGTH} symbols of this task` +
+      (bad.length ? `; not in its alphabet: ${bad.join(" ")}` : `; got ${ids.length}`) + ".";
+  } else if (!rightAnswer(task, ids)) {
+    warning = task === "brackets" ? "The brackets of the probe do not nest: each ( closes with ), each [ with ]."
+      : "The probe of this task is the start symbol - and then 7 digits.";
+  }
+  const box = pg.root.querySelector(".book-live-message");
+  if (warning) {
+    pg.ctx.message(pg.root, warning, "warning");
+    pg.probeWarning = warning;
     return null;
   }
-  if (!rightAnswer(task, ids)) {
-    pg.ctx.message(pg.root, task === "brackets" ? "The brackets of the probe do not nest: each ( closes with ), each [ with ]."
-      : "The probe of this task is the start symbol - and then 7 digits.", "warning");
-    return null;
-  }
+  if (pg.probeWarning && box && !box.hidden && box.textContent === pg.probeWarning) pg.ctx.message(pg.root, "", "info");
+  pg.probeWarning = null;
   return ids;
 }
 
