@@ -34,7 +34,8 @@ from lib._validate import is_int
 
 MAX_NAMED_TIES = 3  # the alt text names up to this many keys that tie for the largest weight
 
-# figures drawn for a phone, about 5 inches wide: 11-point text is 9 CSS px or more in a 330 px column
+# figures drawn for a phone: 11-point text on at most about 4.5 inches is 11 CSS px or more in a phone's
+# 328 px column (the book's floor, tests/site), on 5.2 inches only 9.4
 # (the slider figures here, the live figures' static pictures in lib.viz.live, the Playground's, and
 # a chapter's own phone-sized figures: plt.rc_context(viz.PHONE_RC))
 PHONE_RC = {
@@ -181,7 +182,7 @@ def interactive(draw, options, *, description="value", alt=None, notes=None):
         ``ipywidgets.VBox([slider, stack])``: ``stack`` is a ``widgets.Stack`` with one
         ``widgets.HTML`` per option, holding ``<img src="data:image/png;base64,..." alt="...">``;
         Each ``<img>`` carries ``data-phone-px``: its smallest text on a phone (:func:`phone_text_px`),
-        which the book's site test holds at 9 CSS px or more.
+        which the book's site test holds at 11 CSS px or more.
         ``slider`` is a ``widgets.SelectionSlider`` over the labels, starting at index 0, linked in the
         browser by ``widgets.jslink((slider, "index"), (stack, "selected_index"))``. The link is also
         kept as the attribute ``.link`` of the returned box.

@@ -318,7 +318,7 @@ def translation_alignment(
     n = ids.index(tgt_vocab.eos_id) + 1 if tgt_vocab.eos_id in ids else len(ids)
     out = [tgt_vocab.itos[i] for i in ids[:n]]
     attention = weights[0, :n]  # [L, S]
-    with plt.rc_context(PHONE_RC):  # 11-point words: about 9 CSS px or more on a phone
+    with plt.rc_context(PHONE_RC):  # 11-point words at 72 dpi: 11 CSS px at its natural width
         fig, ax = plt.subplots(figsize=(2.4 + 0.45 * len(words), 1.8 + 0.4 * n), dpi=72)
         attention_heatmap(attention, words, out, ax=ax, annotate=False, title="alignment")
         png = figure_png(fig)
