@@ -418,7 +418,7 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "16": {
-        # "which of those two models is faster?": the claim and its reason ("But every token ...")
+        # "say which of ALBERT-xlarge and BERT-base is faster": the claim and its reason ("But every token ...")
         2: [
             [
                 ("BERT-base is the faster model", "But every token goes through"),
