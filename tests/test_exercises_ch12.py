@@ -466,5 +466,5 @@ def test_chance_hints_do_not_count_the_answers():
 
 def test_the_passing_message_says_why_below_chance_can_happen():
     message = ch12.check_unseen_phrases(ch12.UNSEEN_ACCURACY, 0.5).message
-    assert "below chance because the probe answers by a phrase's frame" in message
+    assert "It can fall below chance: the probe answers by a phrase's frame" in message
     assert "only 29 phrases" in message

@@ -586,4 +586,4 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
         if _decimals(acc) is not None
         else ""
     )
-    return f"both are right: on phrases it never saw, the layer-2 probe gets {UNSEEN_ACCURACY:.1%} (forward half {UNSEEN_FORWARD:.0%}, backward half {UNSEEN_BACKWARD:.0%}), about the chance of {CHANCE:.0%}, and it can fall below chance because the probe answers by a phrase's frame, which in a new phrase can point to the other sense, and the 463 test sentences come from only 29 phrases, so a few phrases weigh much; against more than 95% when every test phrase has a twin in training.{note}"
+    return f"both are right: on phrases it never saw, the layer-2 probe gets {UNSEEN_ACCURACY:.1%} (forward half {UNSEEN_FORWARD:.0%}, backward half {UNSEEN_BACKWARD:.0%}), about the chance of {CHANCE:.0%}, against more than 95% when every test phrase has a twin in training. It can fall below chance: the probe answers by a phrase's frame, which in a new phrase can point to the other sense, and the 463 test sentences come from only 29 phrases, so each phrase weighs a lot in the score.{note}"
