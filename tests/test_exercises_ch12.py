@@ -258,7 +258,9 @@ def test_a_wrong_largest_part_is_told_what_to_count_not_the_counts(part):
     with pytest.raises(ExerciseFailed) as failure:
         ch12.check_elmo_size(part, None, None)
     message = failure.value.message
-    assert "4096 cells" in message and "count the weights of each part" in message.lower()
+    assert "cell_dim" in message and "count the weights of each part" in message.lower()
+    # where to look, not the gate matrix itself (review s40_r12, point 4)
+    assert "4096" not in message and "1024" not in message
     # a hint, not the whole computation: the other parts' dimensions are left to the reader
     assert "2048 x 2048" not in message and "16 w weights" not in message
     for count in ("75.6", "16.8", "203,312", "M."):
@@ -439,3 +441,30 @@ def test_check_unseen_phrases_says_when_a_passing_number_has_two_decimals():
     for value in (0.408, 189 / 463, 0.413, torch.tensor(190.0) / 463):
         verdict = ch12.check_unseen_phrases(value, 0.5)
         assert verdict.status == "passed" and "two decimals" not in verdict.message, value
+
+
+def test_the_loss_hints_name_the_mistake_not_the_fixed_expression():
+    """Review s40_r12, point 4: a hint after one wrong try said "use forward_logits[k - 1]", the fix
+    itself. The messages name the mistake and where to look; no message writes an index into the
+    logits."""
+    for _, message in ch12._LOSS_MISTAKES:
+        assert not re.search(r"(forward|backward)_logits\[", message), message
+    with pytest.raises(ExerciseFailed) as failure:
+        ch12.check_bilm_loss(lambda f, b, i: 0.5 * _vectorised(f, b, i) + 0.01)
+    assert not re.search(r"_logits\[", failure.value.message)
+
+
+def test_chance_hints_do_not_count_the_answers():
+    """Review s40_r12, point 4: the hint for 0.25 nearly said 0.5 ("how many senses are left")."""
+    for wrong in (0.25, 1 / 3):
+        with pytest.raises(ExerciseFailed) as failure:
+            ch12.check_unseen_phrases(None, wrong)
+        message = failure.value.message
+        assert "senses are left" not in message and "as likely as the other." not in message
+        assert "two" not in message.split() and "0.5" not in message
+
+
+def test_the_passing_message_says_why_below_chance_can_happen():
+    message = ch12.check_unseen_phrases(ch12.UNSEEN_ACCURACY, 0.5).message
+    assert "It can fall below chance: the probe answers by a phrase's frame" in message
+    assert "only 29 phrases" in message

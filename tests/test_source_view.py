@@ -117,3 +117,42 @@ def test_chapter_9_pieces_fit_the_desktop_column():
         if chapter == "09_the_transformer":
             long = [line for line in show_source(path).text.splitlines() if len(line) > 92]
             assert not long, (path, long)
+
+
+def test_elide_shows_one_block_as_a_line():
+    """Chapter 9 shows the encoder layer without its pre-LN branch, which exercise 1 asks the reader
+    to write (review s40_r09, point 1): the block's body becomes one line, the rest stays as it is."""
+    full = show_source("lib.transformer.EncoderLayer.forward")
+    view = show_source(
+        "lib.transformer.EncoderLayer.forward", elide=("if self.norm_first:", "left to you")
+    )
+    assert "self.norm1(x)" in full.text and "self.norm1(x)" not in view.text
+    assert "    if self.norm_first:\n        ...  # left to you\n    else:\n" in view.text
+    kept = [line for line in full.text.splitlines() if "norm1(x + " in line or "return" in line]
+    assert all(line in view.text.splitlines() for line in kept) and len(kept) == 2
+    assert view.lines_elided == 4 and view.n_lines == full.n_lines - 3
+    assert (view.first_line, view.last_line) == (full.first_line, full.last_line)
+    assert "4 lines shown as ..." in view._caption() and "shown as" not in full._caption()
+
+
+def test_chapter_9_listings_leave_the_pre_ln_branch_out():
+    nb = json.loads((ROOT / "notebooks" / "09_the_transformer.ipynb").read_text())
+    code = "\n".join("".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "code")
+    for layer in ("EncoderLayer", "DecoderLayer"):
+        call = re.search(rf"show_source\(\s*\"lib\.transformer\.{layer}\.forward\",([^)]*\))", code)
+        assert call and 'elide=("if self.norm_first:"' in call.group(1), layer
+
+
+@pytest.mark.parametrize(
+    "elide, error, match",
+    [
+        ("if self.norm_first:", TypeError, "elide: expected None or a pair of non-empty strings"),
+        (("if self.norm_first:",), TypeError, "elide: expected None or a pair"),
+        (("if self.norm_first:", ""), TypeError, "elide: expected None or a pair"),
+        (("if nothing:", "x"), ValueError, "elide: expected a line 'if nothing:' that occurs once"),
+        (("x = x + self.dropout(a)  # [B, S, D]", "x"), ValueError, "opens no indented block"),
+    ],
+)
+def test_bad_elide(elide, error, match):
+    with pytest.raises(error, match=re.escape(match) if "'" in match else match):
+        show_source("lib.transformer.EncoderLayer.forward", elide=elide)

@@ -116,31 +116,31 @@ _LOSS_MISTAKES: list[tuple[dict, str]] = [
     ),
     (
         dict(forward_offset=0),
-        "your forward term reads token k's score at position k. The forward LM at position k - 1 has read tokens 0..k-1 and predicts token k: use forward_logits[k - 1].",
+        "your forward term reads token k's score at position k. The forward LM's state at position k has already read token k, so its scores are for the next token: which position has read the tokens before k but not k itself?",
     ),
     (
         dict(forward_offset=0, backward_offset=0),
-        "both your terms read token k's score at position k. A state at position k has already read token k: its scores predict the next token (forward) or the previous one (backward), not token k. The forward LM predicts token k at position k - 1 (forward_logits[k - 1]), the backward LM at position k + 1 (backward_logits[k + 1]).",
+        "both your terms read token k's score at position k. A state at position k has already read token k: its scores predict the next token (forward) or the previous one (backward), not token k. For each direction, find the position that has read its side of the sentence up to token k but not token k itself (the statement says which).",
     ),
     (
         dict(backward_offset=-1),
-        "your backward term reads token k's score at position k - 1, as for the forward LM. The backward LM at position k + 1 has read tokens k+1..T-1 and predicts token k: use backward_logits[k + 1].",
+        "your backward term reads token k's score at position k - 1, as for the forward LM. The backward LM reads the sentence from its end: which of its positions has read the tokens after k but not k itself?",
     ),
     (
         dict(backward_offset=-1, backward_tokens="1..T-1"),
-        "your backward loop is a copy of the forward one: it reads token k's score at position k - 1 for k = 1..T-1. The backward LM predicts every token but the last, k = 0..T-2, and it predicts token k at position k + 1, which has read tokens k+1..T-1: use backward_logits[k + 1].",
+        "your backward loop is a copy of the forward one: it reads token k's score at position k - 1 for k = 1..T-1. The backward LM reads the sentence from its end, so both differ: which token does it never predict, and which of its positions has read the tokens after k but not k itself?",
     ),
     (
         dict(backward_tokens="1..T-2"),
-        "your backward loop starts at k = 1 and leaves out token 0, <bos>. The backward LM predicts <bos> too, from position 1 (backward_logits[1]), as the forward LM predicts <eos>: each direction makes T - 1 predictions, k = 0..T-2 for the backward LM.",
+        "your backward loop starts at k = 1 and leaves out token 0, <bos>. The backward LM predicts <bos> too, as the forward LM predicts <eos>: each direction makes T - 1 predictions.",
     ),
     (
         dict(forward_tokens="1..T-2"),
-        "your forward loop stops before the last token, <eos>. The forward LM predicts <eos> too, from position T - 2 (forward_logits[T - 2]), as the backward LM predicts <bos>: each direction makes T - 1 predictions, k = 1..T-1 for the forward LM.",
+        "your forward loop stops before the last token, <eos>. The forward LM predicts <eos> too, as the backward LM predicts <bos>: each direction makes T - 1 predictions.",
     ),
     (
         dict(backward_offset=0),
-        "your backward term reads token k's score at position k. The backward LM at position k + 1 predicts token k: use backward_logits[k + 1].",
+        "your backward term reads token k's score at position k, whose state has already read token k. Which position of the backward LM has read the tokens after k but not k itself?",
     ),
     (
         dict(divide_by="2(T - 1)"),
@@ -239,7 +239,7 @@ def check_bilm_loss(bilm_loss: Any) -> str:
                     f"on the case {quoted}, your loss is {fmt(result)}, expected {fmt(expected)}: {message}"
                 )
         fail(
-            f"on the case {quoted}, your loss is {fmt(result)}, expected {fmt(expected)}. Add -log p of every token but the first under the forward LM (forward_logits[k - 1]) and of every token but the last under the backward LM (backward_logits[k + 1]), then divide by T - 1."
+            f"on the case {quoted}, your loss is {fmt(result)}, expected {fmt(expected)}. Add -log p of every token but the first under the forward LM and of every token but the last under the backward LM, each read at the position the statement gives, then divide by T - 1."
         )
     return f"`bilm_loss` gives BiLM.lm_loss's value on all {len(cases)} hidden cases ({'; '.join(c for c, *_ in cases)})."
 
@@ -454,7 +454,7 @@ def check_elmo_size(largest_part: Any, extra_tensor: Any, softmax_params: Any) -
         if part != "lstm":
             fail(
                 f"largest_part: {PARTS[part]} are not the largest part. Count the weights of each part before choosing: "
-                "which part has, for each of its gates, a matrix from the 1024 numbers it reads to 4096 cells, and how many copies of it does ELMo hold?"
+                "for each part, how many numbers its matrices read and write (ELMoConfig.paper() holds the sizes: the filters, cell_dim, hidden_dim) and how many copies of them ELMo holds."
             )
     if extra_tensor is not None:
         _check_extra_tensor(extra_tensor)
@@ -551,10 +551,10 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
                 )
             if abs(chance - 0.25) <= 0.02:
                 fail(
-                    "chance_accuracy = 0.25 counts four equally likely classes. But the probe never takes a bank for a play (the vectors of the two words differ at every layer): how many senses are left to confuse for each test sentence?"
+                    "chance_accuracy = 0.25 counts four equally likely classes. Can every test sentence get each of the four answers? Look at what the vector always tells the probe, even when it reads nothing of the sense."
                 )
             fail(
-                f"chance_accuracy = {fmt(chance)} is not the accuracy of guessing here. Ask what the probe always knows from the vector, even when it knows nothing of the sense, and how many answers are then left for each test sentence, each as likely as the other."
+                f"chance_accuracy = {fmt(chance)} is not the accuracy of guessing here. Ask what the probe always knows from the vector, even when it knows nothing of the sense, and how many answers are then left for each test sentence, each as likely as the others."
             )
     if unseen_accuracy is not None:
         acc = _fraction(unseen_accuracy, "unseen_accuracy")
@@ -586,4 +586,4 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
         if _decimals(acc) is not None
         else ""
     )
-    return f"both are right: on phrases it never saw, the layer-2 probe gets {UNSEEN_ACCURACY:.1%} (forward half {UNSEEN_FORWARD:.0%}, backward half {UNSEEN_BACKWARD:.0%}), about the chance of {CHANCE:.0%} (the 463 test sentences come from only 29 phrases), against more than 95% when every test phrase has a twin in training.{note}"
+    return f"both are right: on phrases it never saw, the layer-2 probe gets {UNSEEN_ACCURACY:.1%} (forward half {UNSEEN_FORWARD:.0%}, backward half {UNSEEN_BACKWARD:.0%}), about the chance of {CHANCE:.0%}, against more than 95% when every test phrase has a twin in training. It can fall below chance: the probe answers by a phrase's frame, which in a new phrase can point to the other sense, and the 463 test sentences come from only 29 phrases, so each phrase weighs a lot in the score.{note}"
