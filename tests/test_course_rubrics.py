@@ -45,7 +45,7 @@ def _required(chapter: str) -> dict[int, list[tuple[str, str]]]:
 def test_chapter_16_requires_the_reason_bert_base_is_faster():
     ((question, claims),) = _required("16_beyond_bert")[2]
     # the question, not the "Check both" order
-    assert question == "Say which of ALBERT-xlarge and BERT-base is faster per token."
+    assert question == "Which of ALBERT-xlarge and BERT-base is faster per token, and why?"
     assert "BERT-base is the faster model" in claims
     assert "every token goes through the xlarge layer 24 times" in claims  # the reason: required
     assert "ALBERT-large has" not in claims  # the predictions' numbers: context
