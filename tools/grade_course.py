@@ -3380,6 +3380,97 @@ def settle_reviewed(course: Path, chapter: str) -> int:
                 edited, changed = True, changed + 1
             if edited:
                 nbformat.write(nb, path)
+    return changed + settle_overridden(course, chapter)
+
+
+# the line _output writes under every verdict of the sandbox
+SANDBOX_SAID = re.compile(r"\(graded in the course's sandbox: ([\d.]+) of ([\d.]+) points\)")
+OVERRIDDEN = "reviewed by your teacher: "
+
+
+def overridden_line(manual: float, sandbox: float, points: float, reason: str = "") -> str:
+    """The first line of a test cell's verdict whose manual score (the Formgrader's) differs from
+    the sandbox's (course review s40, M1: "Score: 0.0 / 2.0" above "passed ... 2 of 2 points")."""
+    line = (
+        f"{OVERRIDDEN}{manual:g} of {points:g} points; the sandbox's verdict, below, was "
+        f"{sandbox:g} of {points:g}"
+    )
+    return f"{line}. {reason}" if reason else f"{line} (your teacher's comment, if any, says why)."
+
+
+def worked_solution_reason(course: Path, chapter: str, students: list[str]) -> dict:
+    """{(student, exercise number): why}: the answers :func:`code_copy_flags` found to be the book's
+    worked solution, the flag a teacher's 0 most often follows under ``--worked-solutions flag``."""
+    reasons = {}
+    for line in code_copy_flags(course, chapter, students):
+        found = _BOOK.match(line)
+        number = found and re.match(r"ex(\d+)_", found[2])
+        if BY_CHANCE not in line and is_worked_solution(line) and number:
+            reasons[(found[1], number[1])] = (
+                "The grader found that this answer is the book's worked solution (the same code "
+                "but for names, comments and spacing), which is not your own work."
+            )
+    return reasons
+
+
+def settle_overridden(course: Path, chapter: str) -> int:
+    """Before the feedback: each test cell the teacher scored by hand (the manual score in the
+    Formgrader) to other than the sandbox's score opens with what happened, "reviewed by your
+    teacher: 0 of 2 points; the sandbox's verdict, below, was 2 of 2", and the reason the grader's
+    flag gave (a pasted worked solution), above the sandbox's verdict (course review s40, M1).
+    Again after another manual score: the line is replaced. Returns the cells changed."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    config = _config(course)
+    url = config.CourseDirectory.get("db_url") or f"sqlite:///{course / 'gradebook.db'}"
+    found: list[tuple[Path, object, list[tuple[object, float, float, float, str]]]] = []
+    with Gradebook(url, course_id=config.CourseDirectory.get("course_id", "default_course")) as gb:
+        for path in sorted((course / "autograded").glob(f"*/{chapter}/{chapter}.ipynb")):
+            student = path.parent.parent.name
+            nb, cells = nbformat.read(path, as_version=4), []
+            for cell in nb.cells:
+                grade_id = _meta(cell).get("grade_id")
+                outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
+                if not grade_id or not outputs:
+                    continue
+                out = outputs[0]
+                text = out.get("text") or "\n".join(out.get("traceback") or [])
+                said = SANDBOX_SAID.search(text or "")
+                if not said or text.startswith("reviewed by your teacher ("):  # settle_reviewed's
+                    continue
+                try:
+                    grade = gb.find_grade(grade_id, chapter, chapter, student)
+                except MissingEntry:
+                    continue
+                sandbox, points = float(said[1]), float(said[2])
+                if grade.manual_score is None or abs(grade.manual_score - sandbox) < 1e-9:
+                    continue
+                cells.append((out, float(grade.manual_score), sandbox, points, grade_id))
+            if cells:
+                found.append((path, nb, cells))
+    if not found:
+        return 0
+    students = [path.parent.parent.name for path, _, _ in found]
+    reasons = worked_solution_reason(course, chapter, students)
+    changed = 0
+    for path, nb, cells in found:
+        student = path.parent.parent.name
+        for out, manual, sandbox, points, grade_id in cells:
+            number = re.match(r"ex(\d+)_", grade_id)
+            reason = reasons.get((student, number[1] if number else ""), "")
+            line = overridden_line(manual, sandbox, points, reason)
+            if out.get("output_type") == "stream":
+                text = out["text"]
+                if text.startswith(OVERRIDDEN):
+                    text = text.split("\n", 1)[1]
+                out["text"] = f"{line}\n{text}"
+            else:  # the traceback is what the feedback shows; evalue stays the sandbox's verdict
+                lines = list(out.get("traceback") or [])
+                if lines and lines[0].startswith(OVERRIDDEN):
+                    lines = lines[1:]
+                out["traceback"] = [line, *lines]
+            changed += 1
+        nbformat.write(nb, path)
     return changed
 
 
@@ -3426,7 +3517,10 @@ def give_feedback(
         print(f"--allow-ungraded: {len(ungraded)} submissions' unmarked answers show as 0 points")
     settled = settle_reviewed(course, chapter)
     if settled:
-        print(f"{settled} cells graded after a manual review: their feedback says so")
+        print(
+            f"{settled} cells graded by hand after a manual review or to other than the sandbox's "
+            "score: their feedback says so"
+        )
     outside = outside_exchange(course, chapter)
     commands = [["nbgrader", "generate_feedback", chapter]]
     if len(outside) < len(_submission_folders(course, chapter)):
