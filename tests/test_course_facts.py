@@ -44,6 +44,21 @@ def test_the_table_says_only_answer_cells_count_and_how_to_move_a_deadline():
     assert "were not tried" not in PAGE  # "are not graded by the repository's tests" instead
 
 
+def test_the_table_and_the_banner_say_an_earlier_answer_cell_may_run_too():
+    """Course review s40, m1: both said each answer cell runs alone, but the grader also runs an
+    earlier answer cell (a 0-point experiment's too) that defines a name a later one uses
+    (grade_course._needed; teachers_security.md says so)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import make_course
+
+    said = "after an earlier answer cell that defines a name it uses"
+    for text in (_row("What is graded"), make_course.GRADED_CELLS_NOTE):
+        assert said in text and "alone" not in text
+    assert "never run by it" not in _row("What is graded")
+
+
 def test_the_page_says_a_prediction_checkers_distance_helps_a_trial():
     """Lecturer review r3, problem 7: documented, not changed (the book's readers need the distance)."""
     page = " ".join(PAGE.split())
