@@ -189,6 +189,9 @@ class Exercise:
     cells: list[dict] = field(default_factory=list)  # {"source"|"answer": ..., "filename": ...}
     collected: bool = False  # a prediction checked at collection (its real test in the metadata)
     statement: str = ""  # the exercise's statement (its markdown cell), as the student reads it
+    # {argument: value} of the arguments the worked solution sets to a literal (a prediction:
+    # suffers_most = 3): the book's reference, judged when the check stops before them (s40, m2)
+    references: dict = field(default_factory=dict)
 
 
 def _meta(cell) -> dict:
@@ -227,7 +230,7 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
     """The chapter's story (its code cells before the exercises) and its exercises, from the
     instructor's source notebook."""
     story, exercises, section = [], [], []
-    started, statements = False, {}
+    started, statements, literals = False, {}, {}
     for i, cell in enumerate(source.cells):
         meta = _meta(cell)
         grade_id = meta.get("grade_id", "")
@@ -269,14 +272,67 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
                     cells,
                     collected=bool(collected),
                     statement=statements.get(number, ""),
+                    references={a: literals[a] for a in args if a in literals},
                 )
             )
             continue
         if meta.get("solution"):
             section.append({"answer": grade_id, "filename": f"<answer {grade_id}>"})
+            if started:
+                literals.update(solution_literals(cell.source))
         else:
             section.append({"source": cell.source, "filename": filename})
     return story, exercises
+
+
+def solution_literals(source: str) -> dict:
+    """{name: value} of the top-level assignments of a literal (an int, a bool, a string: a float
+    prediction is judged within a tolerance only its checker knows) in an answer cell's worked
+    solution (after nbgrader's BEGIN SOLUTION mark where it has one)."""
+    begin, end = SOLUTION_MARKS
+    text = source.split(begin, 1)[1].split(end, 1)[0] if begin in source else source
+    try:
+        tree = ast.parse(transform(text))
+    except (SyntaxError, ValueError):
+        return {}
+    found = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, (bool, int, str))
+        ):
+            found[node.targets[0].id] = node.value.value
+    return found
+
+
+UNJUDGED = "Your predictions, checked at collection against the book's (its worked solution's):"
+
+
+def unjudged_predictions(references: dict, names: list[str], args: list, first: str) -> str:
+    """A verdict on each prediction of a check that stopped before judging them (course review s40,
+    m2: chapter 5's "blind_model still has row and column embeddings" said nothing of
+    ``suffers_most`` and ``three_shapes_lose``): each argument the worked solution sets to a literal
+    and the failure does not name, compared with the worked solution's value (the course's sandbox
+    gives that solution full marks before any student is graded). "" where the failure names one."""
+    judged = [n for n in names if n in references]
+    if not judged or any(re.search(rf"\b{re.escape(n)}\b", first) for n in judged):
+        return ""
+    parts = []
+    for name in judged:
+        value = args[names.index(name)]
+        book = references[name]
+        if value is None:
+            parts.append(f"{name}: not written")
+        elif isinstance(value, (bool, int, float, str)) and (
+            isinstance(value, bool) == isinstance(book, bool)
+        ):
+            parts.append(f"{name}: {'right' if value == book else 'not right'}")
+        else:
+            parts.append(f"{name}: not judged (not a plain {type(book).__name__})")
+    return f"\n{UNJUDGED} " + "; ".join(parts) + "."
 
 
 def answers_of(submission: nbformat.NotebookNode) -> dict[str, str]:
@@ -2478,6 +2534,10 @@ class Grader:
                 )
                 if exercise.collected and not crash_text:
                     message += every_mistake(check, args, e.message)
+                    if exercise.number not in getattr(module, "VARIANTS", {}):  # per-student
+                        message += unjudged_predictions(  # numbers: no one book value
+                            exercise.references, exercise.args, args, e.message
+                        )
                 if self.variants and exercise.number in getattr(module, "VARIANTS", {}):
                     matched = classmates_answer(check, args, student, self.classmates)
             except SandboxStop as e:
