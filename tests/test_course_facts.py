@@ -137,6 +137,28 @@ def test_the_page_states_the_peak_marking_load_by_week():
     assert "| Rubric parts to mark |" in PAGE
 
 
+def test_the_term_table_gives_the_marking_minutes_per_student_and_how_they_were_estimated():
+    """Course review s40, m5: the table listed rubric parts to mark but no marking time, for booking
+    TA hours. Each week (each chapter with --order) gives the parts at GRADING_MINUTES_PER_PART, and
+    the page says where the figure comes from."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import instructor_notes
+    import term_plan
+
+    low, high = instructor_notes.GRADING_MINUTES_PER_PART
+    rows = term_plan.table(["05", "10", "12", "16"]).splitlines()
+    assert rows[0].endswith("| Rubric parts to mark | Marking, per student |")
+    for row in rows[2:6]:
+        parts = int(row.split(" | ")[-2])
+        assert row.endswith(f"| {parts} | {parts * low:g} to {parts * high:g} min |")
+    assert rows[3].endswith("| 6 | 6 to 12 min |")  # chapter 10
+    page = " ".join(PAGE.split())
+    assert "*Marking, per student* is the week's rubric parts at 1 to 2 minutes a part" in page
+    assert "How it was estimated: a lecturer timed a three-part written answer of chapter 2" in page
+
+
 def test_the_setup_gives_make_courses_command_for_an_existing_environment():
     """Lecturer review s16, M6: `make course GRADED=1` depends on `make venv`, which creates .venv and
     pip-installs; a lecturer whose hub already holds the environment needs the command it runs, on a

@@ -253,16 +253,21 @@ def table(order: list[str] | None = None) -> str:
     weeks = term_weeks(order)
     lines = [
         "| Week | Chapters (assignments) | In class | At home, these chapters | Home work this week "
-        "| Released | Due | Rubric parts to mark |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Released | Due | Rubric parts to mark | Marking, per student |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     home, load, parts = home_minutes(), weekly_load(weeks), marking_parts(weeks)
+    import instructor_notes  # marking_parts put tools/ on the path
+
+    # course review s40, m5: the minutes a marker spends on one student's written answers of the
+    # week's chapters, at instructor_notes.GRADING_MINUTES_PER_PART, next to the parts
+    low, high = instructor_notes.GRADING_MINUTES_PER_PART
     for week, names in weeks:
         if not names:
             last = next(n for _, before in reversed(weeks) for n in reversed(before))
             lines.append(
                 f"| {week} | review, questions; chapter {int(last[:2])} due | | "
-                f"| {_minutes(load[week])} | | | |"
+                f"| {_minutes(load[week])} | | | | |"
             )
             continue
         minutes = sum(CLASS_MINUTES[n[:2]] for n in names)
@@ -271,7 +276,8 @@ def table(order: list[str] | None = None) -> str:
         lines.append(
             f"| {week} | {listed} | {_minutes(minutes)} | {_minutes(at_home)} "
             f"| {_minutes(load[week])} | Monday of week {week}, 09:00 "
-            f"| Sunday of week {week + 1}, 23:59 | {parts[week]} |"
+            f"| Sunday of week {week + 1}, 23:59 | {parts[week]} "
+            f"| {parts[week] * low:g} to {parts[week] * high:g} min |"
         )
     return "\n".join(lines)
 
