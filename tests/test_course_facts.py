@@ -44,6 +44,21 @@ def test_the_table_says_only_answer_cells_count_and_how_to_move_a_deadline():
     assert "were not tried" not in PAGE  # "are not graded by the repository's tests" instead
 
 
+def test_the_table_and_the_banner_say_an_earlier_answer_cell_may_run_too():
+    """Course review s40, m1: both said each answer cell runs alone, but the grader also runs an
+    earlier answer cell (a 0-point experiment's too) that defines a name a later one uses
+    (grade_course._needed; teachers_security.md says so)."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import make_course
+
+    said = "after an earlier answer cell that defines a name it uses"
+    for text in (_row("What is graded"), make_course.GRADED_CELLS_NOTE):
+        assert said in text and "alone" not in text
+    assert "never run by it" not in _row("What is graded")
+
+
 def test_the_page_says_a_prediction_checkers_distance_helps_a_trial():
     """Lecturer review r3, problem 7: documented, not changed (the book's readers need the distance)."""
     page = " ".join(PAGE.split())
@@ -120,6 +135,28 @@ def test_the_page_states_the_peak_marking_load_by_week():
         in page
     )
     assert "| Rubric parts to mark |" in PAGE
+
+
+def test_the_term_table_gives_the_marking_minutes_per_student_and_how_they_were_estimated():
+    """Course review s40, m5: the table listed rubric parts to mark but no marking time, for booking
+    TA hours. Each week (each chapter with --order) gives the parts at GRADING_MINUTES_PER_PART, and
+    the page says where the figure comes from."""
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import instructor_notes
+    import term_plan
+
+    low, high = instructor_notes.GRADING_MINUTES_PER_PART
+    rows = term_plan.table(["05", "10", "12", "16"]).splitlines()
+    assert rows[0].endswith("| Rubric parts to mark | Marking, per student |")
+    for row in rows[2:6]:
+        parts = int(row.split(" | ")[-2])
+        assert row.endswith(f"| {parts} | {parts * low:g} to {parts * high:g} min |")
+    assert rows[3].endswith("| 6 | 6 to 12 min |")  # chapter 10
+    page = " ".join(PAGE.split())
+    assert "*Marking, per student* is the week's rubric parts at 1 to 2 minutes a part" in page
+    assert "How it was estimated: a lecturer timed a three-part written answer of chapter 2" in page
 
 
 def test_the_setup_gives_make_courses_command_for_an_existing_environment():

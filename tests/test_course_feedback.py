@@ -534,6 +534,73 @@ def test_a_reviewed_cells_feedback_names_its_one_offence_and_its_grade(tmp_path,
     assert instructor_notes.held(out.evalue)  # still counted apart from the named mistakes
 
 
+def test_a_hand_score_other_than_the_sandboxs_is_said_with_its_reason(tmp_path, monkeypatch):
+    """Course review s40, M1: under --worked-solutions flag, the teacher zeroed a pasted worked
+    solution in the Formgrader; the feedback said "Score: 0.0 / 2.0" above "passed ... (graded in the
+    course's sandbox: 2 of 2 points)" with no reason. A manual score other than the sandbox's opens
+    the verdict with what happened and the flag's reason; a manual score equal to the sandbox's, and
+    a cell not scored by hand, are left alone; a later manual score replaces the line."""
+    import os
+
+    import grade_course
+    from nbgrader.api import Gradebook
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+    db = tmp_path / "gradebook.db"
+    (tmp_path / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.db_url = "sqlite:///{db}"\n'
+    )
+    students = {"eve": (2.0, 0.0), "zoe": (0.0, 1.0), "ann": (2.0, 2.0), "bob": (2.0, None)}
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.add_assignment(CH2)
+        gb.add_notebook(CH2, CH2)
+        gb.add_grade_cell("ex2_test", CH2, CH2, max_score=2, cell_type="code")
+        for student, (_, manual) in students.items():
+            gb.add_student(student)
+            gb.add_submission(CH2, student)
+            gb.find_grade("ex2_test", CH2, CH2, student).manual_score = manual
+        gb.db.commit()
+    for student, (sandbox, _) in students.items():
+        said = "✓ sharpen: passed." if sandbox else "✗ sharpen: not yet right. You divided by T."
+        result = grade_course.Result(student, "ex2_test", 2.0, sandbox, said, 0.1)
+        cell = nbformat.v4.new_code_cell("check()", outputs=[grade_course._output(result)])
+        cell.metadata["nbgrader"] = {"grade_id": "ex2_test", "grade": True, "points": 2}
+        path = tmp_path / "autograded" / student / CH2 / f"{CH2}.ipynb"
+        path.parent.mkdir(parents=True)
+        nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    flags = [
+        "eve ex2_answer: the same code as the worked solution (up to names, comments and spacing; "
+        "60 syntax nodes)"
+    ]
+    monkeypatch.setattr(grade_course, "code_copy_flags", lambda course, chapter, students: flags)
+
+    def said(student):
+        path = tmp_path / "autograded" / student / CH2 / f"{CH2}.ipynb"
+        (out,) = nbformat.read(path, 4).cells[0].outputs
+        return out
+
+    assert grade_course.settle_reviewed(tmp_path, CH2) == 2
+    eve = said("eve").text.splitlines()
+    assert eve[0].startswith(
+        "reviewed by your teacher: 0 of 2 points; the sandbox's verdict, below, was 2 of 2. "
+        "The grader found that this answer is the book's worked solution"
+    )
+    assert eve[1:] == ["✓ sharpen: passed.", "(graded in the course's sandbox: 2 of 2 points)"]
+    zoe = said("zoe")
+    assert zoe.traceback[0] == (
+        "reviewed by your teacher: 1 of 2 points; the sandbox's verdict, below, was 0 of 2 (your "
+        "teacher's comment, if any, says why)."
+    )
+    assert zoe.evalue.startswith("✗ sharpen")  # the sandbox's verdict, as the notes count it
+    assert not said("ann").text.startswith("reviewed") and not said("bob").text.startswith("rev")
+    with Gradebook(f"sqlite:///{db}") as gb:
+        gb.find_grade("ex2_test", CH2, CH2, "eve").manual_score = 1.0
+        gb.db.commit()
+    assert grade_course.settle_reviewed(tmp_path, CH2) == 2
+    eve = said("eve").text.splitlines()
+    assert eve[0].startswith("reviewed by your teacher: 1 of 2 points") and len(eve) == 3
+
+
 def _course_due(tmp_path: Path, monkeypatch, days: float):
     """A course folder in ``tmp_path`` whose gradebook has chapter 2 due ``days`` from now (negative:
     past); returns the gradebook's path and now (UTC, naive, as nbgrader keeps it)."""

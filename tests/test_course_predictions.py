@@ -258,6 +258,35 @@ def test_a_collected_prediction_names_every_part_that_is_wrong(monkeypatch):
     assert "only the first mistake a checker finds in an answer is counted" in page  # the notes
 
 
+def test_predictions_a_check_stops_before_are_judged_against_the_book(monkeypatch):
+    """Course review s40, m2: chapter 5's exercise 2 with an unusable blind_model (embeddings not
+    frozen, or the chapter's model itself) said only "blind_model still has row and column
+    embeddings", nothing of the two predictions. At collection each prediction the failure does not
+    name is compared with the worked solution's value (the sandbox gives it full marks first)."""
+    import inspect
+
+    import grade_course
+
+    graded, _ = _course("05_attention_beyond_translation", True)
+    _, exercises = grade_course.plan_chapter(graded)
+    (ex2,) = [e for e in exercises if e.test == "ex2_test"]
+    assert ex2.collected and ex2.references == {"suffers_most": 3, "three_shapes_lose": True}
+    first = "blind_model still has row and column embeddings: set ..."
+    said = grade_course.unjudged_predictions(ex2.references, ex2.args, [2, False, "m", "m"], first)
+    assert said == (
+        f"\n{grade_course.UNJUDGED} suffers_most: not right; three_shapes_lose: not right."
+    )
+    said = grade_course.unjudged_predictions(ex2.references, ex2.args, [3, None, "m", "m"], first)
+    assert said.endswith("suffers_most: right; three_shapes_lose: not written.")
+    said = grade_course.unjudged_predictions(ex2.references, ex2.args, [3, 1, "m", "m"], first)
+    assert said.endswith("three_shapes_lose: not judged (not a plain bool).")
+    # a failure that judged a prediction already: nothing added
+    wrong = "suffers_most: your prediction, the captions with 2 shapes, is not the group ..."
+    assert grade_course.unjudged_predictions(ex2.references, ex2.args, [2, 1, 0, 0], wrong) == ""
+    source = inspect.getsource(grade_course.Grader.grade_one)
+    assert "unjudged_predictions(" in source
+
+
 def test_chapter_10_and_13_measurements_carry_no_points_of_their_own():
     """Lecturer review s22, S2 and S4: chapter 10's exercise 3 (cased_per_unit, 1.279) and chapter
     13's exercise 3 (first_word_accuracy, 0.478) are measurements, the same for every student and

@@ -219,6 +219,42 @@ def test_extension(gradebook, capsys):
         term_plan.extend(url, A, "bob", -1)
 
 
+def test_remove_takes_a_student_out_of_the_gradebook_the_folders_and_the_exchange(
+    gradebook, capsys
+):
+    """Course review s40, m3: after ``nbgrader db student remove`` alone, the fake students'
+    submitted/, autograded/ and feedback/ folders made the export warn "collected but not graded",
+    and ``nbgrader collect --update`` brought them back from the exchange's inbound copies.
+    ``term_plan.py remove`` removes all of it, and nothing of another student."""
+    course = gradebook.parent
+    exchange = course / "exchange"
+    (course / "nbgrader_config.py").write_text(
+        f'c = get_config()  # noqa: F821\nc.CourseDirectory.db_url = "sqlite:///{gradebook}"\n'
+        f'c.CourseDirectory.course_id = "attention-book"\nc.Exchange.root = "{exchange}"\n'
+    )
+    made = [
+        course / part / who / A
+        for part in ("submitted", "autograded", "feedback")
+        for who in ("bob", "alice")
+    ]
+    inbound = exchange / "attention-book" / "inbound"
+    made += [inbound / f"bob+{A}+2026-01-24 21:00:00.000000 UTC", inbound / f"alice+{A}+x"]
+    for path in made:
+        path.mkdir(parents=True)
+        (path / "timestamp.txt").write_text("x")
+    term_plan.main(["remove", "--course", str(course), "bob"])
+    out = capsys.readouterr().out
+    assert "bob: removed from the gradebook, with their submissions" in out
+    assert "--reviewed <chapter>" in out
+    assert [p.exists() for p in made] == [False, True, False, True, False, True, False, True]
+    grades = export_grades.read_gradebook(gradebook)
+    assert ("bob", A) not in grades.scores and grades.scores["alice", A] == 2.5
+    term_plan.main(["remove", "--course", str(course), "bob"])  # again: nothing left, no error
+    assert "bob: not in the gradebook" in capsys.readouterr().out
+    with pytest.raises(ValueError, match="students: expected nbgrader student ids, got '../x'"):
+        term_plan.remove_students(course, ["../x"])
+
+
 def test_bad_input(gradebook, tmp_path, capsys):
     with pytest.raises(ValueError, match="gradebook: expected nbgrader's gradebook.db"):
         export_grades.read_gradebook(tmp_path / "none.db")

@@ -306,6 +306,31 @@ def test_the_teachers_page_states_the_notes_totals():
         assert h["total"] >= h["exercises"]  # the home time includes the exercises (review r3, 8)
 
 
+def test_the_estimate_counts_what_the_student_writes():
+    """Course review s40, m4: chapter 5's exercise 2 was "about 160 minutes (191 words to read, 41
+    statements of code, 4 values to predict, 6 written questions)": the 41 statements are the worked
+    solution's analysis of its blind model, the 4 values its 2 predictions with the model it trains
+    and the chapter's, the 6 questions its 2 predictions and its hint's 2 besides the rubric's 2. A
+    prediction exercise counts the code its check's arguments need, the values the statement asks
+    to predict (or the worked solution writes as values), and the written questions outside the
+    hint that ask for none of them."""
+    (ex2,) = [e for e in notes.exercises("05") if e.number == 2]
+    assert ex2.predicted == ["suffers_most", "three_shapes_lose"]
+    assert len(ex2.asked_parts) == 2 == len(ex2.written_parts)
+    assert ex2.code_lines == 8  # the two predictions, without_positions (4) and blind_model
+    minutes, how = notes.estimate_minutes(ex2)
+    assert (minutes, how) == (
+        55,
+        "191 words to read, 8 statements of code, 2 values to predict, 2 written questions",
+    )
+    # a value the worked solution computes counts when the statement asks to predict it
+    (dup,) = [e for e in notes.exercises("02") if e.number == 1]
+    assert dup.predicted == ["soft_limit", "hard_key"]
+    # an implementation keeps the code that runs its function after it
+    (loss,) = [e for e in notes.exercises("01") if e.number == 3]
+    assert loss.code_lines == 23
+
+
 def test_home_time_meets_the_lecturers_timing_of_chapters_3_and_13():
     """A lecturer's review timed chapter 3 at 5 to 5.5 hours at home and chapter 13 at 6 to 6.5; 100
     words a minute and 1 minute a code cell gave 4 h 15 and 4 h 45 (the gap grew with the prose). The
@@ -314,8 +339,10 @@ def test_home_time_meets_the_lecturers_timing_of_chapters_3_and_13():
     assert 300 <= home["03"] <= 330 and 360 <= home["13"] <= 390
     # 5 h 30 and 6 h 30 (chapter 3 gained the FBI example's hand-set general and location scores, review
     # ch03_s22, point 5): exercise 3 of chapter 13 also hands in its classifier, which the checker
-    # probes (review ch13_s15, point 1), and its intro lists nine sections
-    assert home == {"03": 330, "13": 390}
+    # probes (review ch13_s15, point 1), and its intro lists nine sections; chapter 3 then 5 h (course
+    # review s40, m4: exercise 2's prediction questions no longer counted twice, as predictions and
+    # as written questions, nor the worked solution's code that the predictions do not need)
+    assert home == {"03": 300, "13": 390}
     page = " ".join((ROOT / "book" / "teachers.md").read_text().split())
     hm = term_plan._minutes
     assert (

@@ -46,6 +46,34 @@ def test_an_equation_is_a_block_of_its_own_even_without_blank_lines_around_it():
     ]
 
 
+def test_an_equation_shown_after_prose_in_the_notes_keeps_the_sentence_before_it():
+    """Course review s40, m6: chapter 10's "(9 log 9 - 70 log 70) - ... = 28.02 nats" and chapter
+    5's output equation were slides of a bare equation; what each is was only in the speaker notes.
+    The sentence before the equation (with the one before it, where it is as short as "The gain
+    is") comes with it; the paragraph stays whole in the notes."""
+    before = (
+        "A long paragraph for the speaker, about the toy and its counts. " * 4
+        + "Before it, the toy has $N = 79$ pieces; after it, $N = 70$. The gain is"
+    )
+    nb = _chapter(
+        nbformat.v4.new_markdown_cell("# C\n\nAn opening."),
+        nbformat.v4.new_markdown_cell(
+            f"## Compared\n\nThe first paragraph.\n\n{before}\n\n$$g = 28$$"
+        ),
+    )
+    deck = make_slides.deck(nb, {}, "x.html")
+    (shown,) = [src for _, src in _slides(deck) if "$$g = 28$$" in src]
+    assert (
+        shown
+        == "Before it, the toy has $N = 79$ pieces; after it, $N = 70$. The gain is\n\n$$g = 28$$"
+    )
+    notes = [c.source for c in deck.cells if c.metadata["slideshow"]["slide_type"] == "notes"]
+    assert before in notes
+    assert (
+        make_slides.lead_in("- a list item") == "" and make_slides.lead_in("x. " + "y" * 300) == ""
+    )
+
+
 def test_a_figure_that_starts_a_page_gets_its_sections_title():
     nb = _chapter(
         nbformat.v4.new_markdown_cell("# Chapter\n\nAn opening paragraph."),

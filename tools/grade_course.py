@@ -189,6 +189,9 @@ class Exercise:
     cells: list[dict] = field(default_factory=list)  # {"source"|"answer": ..., "filename": ...}
     collected: bool = False  # a prediction checked at collection (its real test in the metadata)
     statement: str = ""  # the exercise's statement (its markdown cell), as the student reads it
+    # {argument: value} of the arguments the worked solution sets to a literal (a prediction:
+    # suffers_most = 3): the book's reference, judged when the check stops before them (s40, m2)
+    references: dict = field(default_factory=dict)
 
 
 def _meta(cell) -> dict:
@@ -227,7 +230,7 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
     """The chapter's story (its code cells before the exercises) and its exercises, from the
     instructor's source notebook."""
     story, exercises, section = [], [], []
-    started, statements = False, {}
+    started, statements, literals = False, {}, {}
     for i, cell in enumerate(source.cells):
         meta = _meta(cell)
         grade_id = meta.get("grade_id", "")
@@ -269,14 +272,67 @@ def plan_chapter(source: nbformat.NotebookNode) -> tuple[list[dict], list[Exerci
                     cells,
                     collected=bool(collected),
                     statement=statements.get(number, ""),
+                    references={a: literals[a] for a in args if a in literals},
                 )
             )
             continue
         if meta.get("solution"):
             section.append({"answer": grade_id, "filename": f"<answer {grade_id}>"})
+            if started:
+                literals.update(solution_literals(cell.source))
         else:
             section.append({"source": cell.source, "filename": filename})
     return story, exercises
+
+
+def solution_literals(source: str) -> dict:
+    """{name: value} of the top-level assignments of a literal (an int, a bool, a string: a float
+    prediction is judged within a tolerance only its checker knows) in an answer cell's worked
+    solution (after nbgrader's BEGIN SOLUTION mark where it has one)."""
+    begin, end = SOLUTION_MARKS
+    text = source.split(begin, 1)[1].split(end, 1)[0] if begin in source else source
+    try:
+        tree = ast.parse(transform(text))
+    except (SyntaxError, ValueError):
+        return {}
+    found = {}
+    for node in tree.body:
+        if (
+            isinstance(node, ast.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0], ast.Name)
+            and isinstance(node.value, ast.Constant)
+            and isinstance(node.value.value, (bool, int, str))
+        ):
+            found[node.targets[0].id] = node.value.value
+    return found
+
+
+UNJUDGED = "Your predictions, checked at collection against the book's (its worked solution's):"
+
+
+def unjudged_predictions(references: dict, names: list[str], args: list, first: str) -> str:
+    """A verdict on each prediction of a check that stopped before judging them (course review s40,
+    m2: chapter 5's "blind_model still has row and column embeddings" said nothing of
+    ``suffers_most`` and ``three_shapes_lose``): each argument the worked solution sets to a literal
+    and the failure does not name, compared with the worked solution's value (the course's sandbox
+    gives that solution full marks before any student is graded). "" where the failure names one."""
+    judged = [n for n in names if n in references]
+    if not judged or any(re.search(rf"\b{re.escape(n)}\b", first) for n in judged):
+        return ""
+    parts = []
+    for name in judged:
+        value = args[names.index(name)]
+        book = references[name]
+        if value is None:
+            parts.append(f"{name}: not written")
+        elif isinstance(value, (bool, int, float, str)) and (
+            isinstance(value, bool) == isinstance(book, bool)
+        ):
+            parts.append(f"{name}: {'right' if value == book else 'not right'}")
+        else:
+            parts.append(f"{name}: not judged (not a plain {type(book).__name__})")
+    return f"\n{UNJUDGED} " + "; ".join(parts) + "."
 
 
 def answers_of(submission: nbformat.NotebookNode) -> dict[str, str]:
@@ -2478,6 +2534,10 @@ class Grader:
                 )
                 if exercise.collected and not crash_text:
                     message += every_mistake(check, args, e.message)
+                    if exercise.number not in getattr(module, "VARIANTS", {}):  # per-student
+                        message += unjudged_predictions(  # numbers: no one book value
+                            exercise.references, exercise.args, args, e.message
+                        )
                 if self.variants and exercise.number in getattr(module, "VARIANTS", {}):
                     matched = classmates_answer(check, args, student, self.classmates)
             except SandboxStop as e:
@@ -3380,6 +3440,97 @@ def settle_reviewed(course: Path, chapter: str) -> int:
                 edited, changed = True, changed + 1
             if edited:
                 nbformat.write(nb, path)
+    return changed + settle_overridden(course, chapter)
+
+
+# the line _output writes under every verdict of the sandbox
+SANDBOX_SAID = re.compile(r"\(graded in the course's sandbox: ([\d.]+) of ([\d.]+) points\)")
+OVERRIDDEN = "reviewed by your teacher: "
+
+
+def overridden_line(manual: float, sandbox: float, points: float, reason: str = "") -> str:
+    """The first line of a test cell's verdict whose manual score (the Formgrader's) differs from
+    the sandbox's (course review s40, M1: "Score: 0.0 / 2.0" above "passed ... 2 of 2 points")."""
+    line = (
+        f"{OVERRIDDEN}{manual:g} of {points:g} points; the sandbox's verdict, below, was "
+        f"{sandbox:g} of {points:g}"
+    )
+    return f"{line}. {reason}" if reason else f"{line} (your teacher's comment, if any, says why)."
+
+
+def worked_solution_reason(course: Path, chapter: str, students: list[str]) -> dict:
+    """{(student, exercise number): why}: the answers :func:`code_copy_flags` found to be the book's
+    worked solution, the flag a teacher's 0 most often follows under ``--worked-solutions flag``."""
+    reasons = {}
+    for line in code_copy_flags(course, chapter, students):
+        found = _BOOK.match(line)
+        number = found and re.match(r"ex(\d+)_", found[2])
+        if BY_CHANCE not in line and is_worked_solution(line) and number:
+            reasons[(found[1], number[1])] = (
+                "The grader found that this answer is the book's worked solution (the same code "
+                "but for names, comments and spacing), which is not your own work."
+            )
+    return reasons
+
+
+def settle_overridden(course: Path, chapter: str) -> int:
+    """Before the feedback: each test cell the teacher scored by hand (the manual score in the
+    Formgrader) to other than the sandbox's score opens with what happened, "reviewed by your
+    teacher: 0 of 2 points; the sandbox's verdict, below, was 2 of 2", and the reason the grader's
+    flag gave (a pasted worked solution), above the sandbox's verdict (course review s40, M1).
+    Again after another manual score: the line is replaced. Returns the cells changed."""
+    from nbgrader.api import Gradebook, MissingEntry
+
+    config = _config(course)
+    url = config.CourseDirectory.get("db_url") or f"sqlite:///{course / 'gradebook.db'}"
+    found: list[tuple[Path, object, list[tuple[object, float, float, float, str]]]] = []
+    with Gradebook(url, course_id=config.CourseDirectory.get("course_id", "default_course")) as gb:
+        for path in sorted((course / "autograded").glob(f"*/{chapter}/{chapter}.ipynb")):
+            student = path.parent.parent.name
+            nb, cells = nbformat.read(path, as_version=4), []
+            for cell in nb.cells:
+                grade_id = _meta(cell).get("grade_id")
+                outputs = cell.get("outputs", []) if cell.cell_type == "code" else []
+                if not grade_id or not outputs:
+                    continue
+                out = outputs[0]
+                text = out.get("text") or "\n".join(out.get("traceback") or [])
+                said = SANDBOX_SAID.search(text or "")
+                if not said or text.startswith("reviewed by your teacher ("):  # settle_reviewed's
+                    continue
+                try:
+                    grade = gb.find_grade(grade_id, chapter, chapter, student)
+                except MissingEntry:
+                    continue
+                sandbox, points = float(said[1]), float(said[2])
+                if grade.manual_score is None or abs(grade.manual_score - sandbox) < 1e-9:
+                    continue
+                cells.append((out, float(grade.manual_score), sandbox, points, grade_id))
+            if cells:
+                found.append((path, nb, cells))
+    if not found:
+        return 0
+    students = [path.parent.parent.name for path, _, _ in found]
+    reasons = worked_solution_reason(course, chapter, students)
+    changed = 0
+    for path, nb, cells in found:
+        student = path.parent.parent.name
+        for out, manual, sandbox, points, grade_id in cells:
+            number = re.match(r"ex(\d+)_", grade_id)
+            reason = reasons.get((student, number[1] if number else ""), "")
+            line = overridden_line(manual, sandbox, points, reason)
+            if out.get("output_type") == "stream":
+                text = out["text"]
+                if text.startswith(OVERRIDDEN):
+                    text = text.split("\n", 1)[1]
+                out["text"] = f"{line}\n{text}"
+            else:  # the traceback is what the feedback shows; evalue stays the sandbox's verdict
+                lines = list(out.get("traceback") or [])
+                if lines and lines[0].startswith(OVERRIDDEN):
+                    lines = lines[1:]
+                out["traceback"] = [line, *lines]
+            changed += 1
+        nbformat.write(nb, path)
     return changed
 
 
@@ -3426,7 +3577,10 @@ def give_feedback(
         print(f"--allow-ungraded: {len(ungraded)} submissions' unmarked answers show as 0 points")
     settled = settle_reviewed(course, chapter)
     if settled:
-        print(f"{settled} cells graded after a manual review: their feedback says so")
+        print(
+            f"{settled} cells graded by hand after a manual review or to other than the sandbox's "
+            "score: their feedback says so"
+        )
     outside = outside_exchange(course, chapter)
     commands = [["nbgrader", "generate_feedback", chapter]]
     if len(outside) < len(_submission_folders(course, chapter)):

@@ -147,12 +147,31 @@ class Exercise:
         return bool(self.args) and all(f"def {a}(" in self.answer for a in self.args)
 
     @property
-    def predictions(self) -> int:
-        """The values the student predicts: none in an implement exercise, even where its answers are
-        values (chapter 6's exercise 1 asks for two weight matrices)."""
+    def predicted(self) -> list[str]:
+        """The arguments the student predicts: none in an implement exercise, even where its answers
+        are values (chapter 6's exercise 1 asks for two weight matrices); of the others, those the
+        worked solution writes as a value (no call: ``suffers_most = 3``, ``793471 * 512``) or that
+        a sentence of the statement with "predict" in it names (``soft_limit``, which the worked
+        solution computes), not a model it trains or the chapter's own (course review s40, m4:
+        chapter 5's exercise 2 counted ``blind_model`` and ``model`` as values to predict)."""
         if self.checker is None or self.is_function or self.kind == "implement":
-            return 0
-        return len(self.args)
+            return []
+        written = _assigned(self.solution)
+        if not written:  # no worked solution to read: each argument, as before
+            return list(self.args)
+        statement = re.sub(r"<details\b.*?</details>", "", self.statement, flags=re.S)
+        named = {
+            name
+            for sentence in re.split(r"(?<=[.?!])\s+", statement)
+            if "predict" in sentence.lower()
+            for name in re.findall(r"`(\w+)`", sentence)
+        }
+        return [a for a in self.args if a in named or (a in written and not written[a])]
+
+    @property
+    def predictions(self) -> int:
+        """How many values the student predicts (:attr:`predicted`)."""
+        return len(self.predicted)
 
     @property
     def written_parts(self) -> list[str]:
@@ -170,18 +189,36 @@ class Exercise:
     @property
     def asked_parts(self) -> list[str]:
         """The questions the statement asks in writing, graded or not (a prediction written in a
-        comment too): what the student's time goes to (:func:`estimate_minutes`)."""
-        return make_course.parts(self.statement) if self.model else []
+        comment too): what the student's time goes to (:func:`estimate_minutes`). Not the hint's
+        questions (they help with the others), nor a question that asks for a value counted among
+        the :attr:`predicted` (course review s40, m4: chapter 5's exercise 2 counted 6 written
+        questions: its 2 predictions and its hint's 2 among them, against the rubric's 2)."""
+        if not self.model:
+            return []
+        statement = re.sub(r"<details\b.*?</details>", "", self.statement, flags=re.S)
+        predicted = self.predicted
+        return [
+            part
+            for part in make_course.parts(statement)
+            if not any(f"`{name}`" in part for name in predicted)
+        ]
 
     @property
     def code_lines(self) -> int:
         """Statements of the worked solution's code that a student writes (a statement formatted over
         several lines counts once): no docstring, import, print, assert or plotting statement (those
-        report or draw; the statement of the exercise does not ask for them)."""
+        report or draw; the statement of the exercise does not ask for them). In a checked exercise
+        that is not an implementation (a prediction checked against the student's own run), only the
+        statements the check's arguments need (:func:`_needed_by`: course review s40, m4: chapter
+        5's exercise 2 counted the 41 statements of the worked solution's analysis of its blind
+        model, which the book writes to support its model answer and the student does not). An
+        implementation's code after its function (running it, as its statement asks) counts."""
         try:
             tree = ast.parse(self.solution)
         except SyntaxError:
             return 0
+        if self.checker and self.args and not (self.is_function or self.kind == "implement"):
+            tree = ast.Module(body=_needed_by(tree.body, set(self.args)), type_ignores=[])
         count = 0
         for node in ast.walk(tree):
             if not isinstance(node, ast.stmt) or isinstance(
@@ -200,6 +237,63 @@ class Exercise:
 
 
 REPORTING = {"print", "display", "plt", "show_table", "show"}
+
+
+def _bound_and_read(node: ast.stmt) -> tuple[set[str], set[str]]:
+    """(the names a top-level statement binds, the names it reads anywhere in it)."""
+    bound, read = set(), set()
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        bound.add(node.name)
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            (read if isinstance(sub.ctx, ast.Load) else bound).add(sub.id)
+        targets = getattr(sub, "targets", None) or [getattr(sub, "target", None)]
+        if isinstance(sub, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            for target in targets:  # W[i] = 4.0, unseen[name] = ...: a change of W, of unseen
+                while isinstance(target, (ast.Subscript, ast.Attribute)):
+                    target = target.value
+                if isinstance(target, ast.Name):
+                    bound.add(target.id)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        bound = {node.name}  # its own locals are not the cell's
+    return bound, read
+
+
+def _needed_by(body: list[ast.stmt], wanted: set[str]) -> list[ast.stmt]:
+    """The top-level statements of ``body`` that the names ``wanted`` (a check's arguments) need: a
+    statement binding one, the statements the names it reads need in turn, and a call of a method
+    of a needed object (``blind_model.eval()``), latest first as the code runs."""
+    wanted, kept = set(wanted), []
+    for node in reversed(body):
+        bound, read = _bound_and_read(node)
+        mutates = False
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+            root = node.value.func
+            while isinstance(root, (ast.Attribute, ast.Subscript, ast.Call)):
+                root = root.value if not isinstance(root, ast.Call) else root.func
+            mutates = isinstance(root, ast.Name) and root.id in wanted and root.id != "print"
+        if bound & wanted or mutates:
+            kept.append(node)
+            wanted |= read
+    return list(reversed(kept))
+
+
+def _assigned(source: str) -> dict[str, bool]:
+    """{name: whether its value calls anything} of the top-level assignments of ``source``."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return {}
+    found = {}
+    for node in tree.body:
+        targets = node.targets if isinstance(node, ast.Assign) else []
+        for target in targets:  # a name, or names unpacked (not W[i] = ...: a change of W)
+            names = target.elts if isinstance(target, (ast.Tuple, ast.List)) else [target]
+            calls = any(isinstance(n, ast.Call) for n in ast.walk(node.value))
+            for name in names:
+                if isinstance(name, ast.Name):
+                    found[name.id] = found.get(name.id, False) or calls
+    return found
 
 
 def _tags(cell) -> list[str]:

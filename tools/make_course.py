@@ -188,13 +188,13 @@ STOP = set(
     " over under many some such explain compare measure predict write answer model chapter".split()
 )
 EXERCISE = re.compile(r"^\*\*Exercise (\d+)")
-# Only the answer cells are graded (tools/grade_course.py runs each alone after the chapter's own
-# cells): said once at the top of the students' notebook and in the first line of each answer cell
+# Only the answer cells are graded (tools/grade_course.py runs each after the chapter's own cells,
+# with an earlier answer cell that defines a name it uses: course review s40, m1): said once at the top of the students' notebook and in the first line of each answer cell
 # (lecturer review r3, problem 1: a helper in a cell of one's own passes here and fails when graded).
 GRADED_CELLS_NOTE = (
     "**How this notebook is graded.** Only the answer cells are graded: each exercise's answer cell,"
-    " whose first line says so. The grader runs each answer cell alone, after the chapter's own cells,"
-    " and runs no cell you add. Put every helper function and variable an answer needs in its answer"
+    " whose first line says so. The grader runs each answer cell after the chapter's own cells (and"
+    " after an earlier answer cell that defines a name it uses), and runs no cell you add. Put every helper function and variable an answer needs in its answer"
     " cell: an answer that uses a name defined only in a cell of your own passes its check in your"
     " notebook but fails when graded (your teacher is told, and grades it by hand)."
 )

@@ -242,6 +242,27 @@ def shortened(paragraph: str, limit: int = FIRST_PARAGRAPH, ends: str = ".!?:") 
     return out
 
 
+LEAD_IN = 200  # characters: the longest sentence before an equation shown above it on its slide
+
+
+def lead_in(paragraph: str, limit: int = LEAD_IN) -> str:
+    """The last sentence of the prose paragraph before a display equation, shown above it (course
+    review s40, m6: chapter 10's "(9 log 9 - 70 log 70) - ... = 28.02 nats" and chapter 5's output
+    equation were slides of a bare equation, what it is said only in the speaker notes); the whole
+    paragraph stays in the notes. "" where the block is not prose or its last sentence is longer
+    than ``limit``."""
+    if not is_prose(paragraph) or paragraph.lstrip().startswith("#"):
+        return ""
+    sentence_end = r"(?<=[.!?:])(?<!\bal\.)(?<!e\.g\.)(?<!i\.e\.)\s+(?=[A-Z*$`(])"
+    sentences = re.split(sentence_end, " ".join(paragraph.split()))
+    last = sentences.pop()
+    while sentences and len(last) < LEAD_IN // 3:  # "The gain is": the sentence before it too
+        if len(sentences[-1]) + len(last) + 1 > limit:
+            break
+        last = f"{sentences.pop()} {last}"
+    return last if len(last) <= limit else ""
+
+
 def caption_line(caption: str, limit: int = CAPTION_LINE) -> str:
     """What a figure's slide shows of its caption: the caption if it is one short line, else its
     first sentence, cut at a word before ``limit`` characters (with "...") if still longer."""
@@ -527,9 +548,10 @@ def section_slides(d: "Deck", parts: list[str], level: int) -> None:
         # an equation, a table or a short list of the prose is shown (reader s36, T1: chapter 10's
         # table comparing BPE and WordPiece reached only the notes); the rest of the prose is not
         if is_math(part) or is_table(part) or is_short_list(part):
+            lead = lead_in(notes[-1]) if is_math(part) and notes else ""
             d.notes(notes)
             notes = []
-            d.markdown(part, "-")
+            d.markdown(f"{lead}\n\n{part}" if lead else part, "-")
         else:
             notes.append(part)
     d.notes(notes)

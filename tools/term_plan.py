@@ -7,6 +7,7 @@ deadline, and the late policy, wired into nbgrader.
                                         [--order 10 15 07 11]   # a course's own order, one a week
     python tools/term_plan.py penalties --course course [CHAPTER ...]
     python tools/term_plan.py extend --course course CHAPTER STUDENT DAYS
+    python tools/term_plan.py remove --course course STUDENT [STUDENT ...]   # fake students, all gone
 
 ``deadlines`` writes each chapter's deadline into the course's gradebook (nbgrader's
 ``Assignment.duedate``, what ``nbgrader collect``, ``autograde`` and the Formgrader read) and sets the
@@ -27,6 +28,7 @@ import argparse
 import datetime as dt
 import math
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -251,16 +253,21 @@ def table(order: list[str] | None = None) -> str:
     weeks = term_weeks(order)
     lines = [
         "| Week | Chapters (assignments) | In class | At home, these chapters | Home work this week "
-        "| Released | Due | Rubric parts to mark |",
-        "|---|---|---|---|---|---|---|---|",
+        "| Released | Due | Rubric parts to mark | Marking, per student |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     home, load, parts = home_minutes(), weekly_load(weeks), marking_parts(weeks)
+    import instructor_notes  # marking_parts put tools/ on the path
+
+    # course review s40, m5: the minutes a marker spends on one student's written answers of the
+    # week's chapters, at instructor_notes.GRADING_MINUTES_PER_PART, next to the parts
+    low, high = instructor_notes.GRADING_MINUTES_PER_PART
     for week, names in weeks:
         if not names:
             last = next(n for _, before in reversed(weeks) for n in reversed(before))
             lines.append(
                 f"| {week} | review, questions; chapter {int(last[:2])} due | | "
-                f"| {_minutes(load[week])} | | | |"
+                f"| {_minutes(load[week])} | | | | |"
             )
             continue
         minutes = sum(CLASS_MINUTES[n[:2]] for n in names)
@@ -269,7 +276,8 @@ def table(order: list[str] | None = None) -> str:
         lines.append(
             f"| {week} | {listed} | {_minutes(minutes)} | {_minutes(at_home)} "
             f"| {_minutes(load[week])} | Monday of week {week}, 09:00 "
-            f"| Sunday of week {week + 1}, 23:59 | {parts[week]} |"
+            f"| Sunday of week {week + 1}, 23:59 | {parts[week]} "
+            f"| {parts[week] * low:g} to {parts[week] * high:g} min |"
         )
     return "\n".join(lines)
 
@@ -451,6 +459,49 @@ def extend(url: str, assignment: str, student: str, days: float) -> dt.datetime:
         return submission.duedate
 
 
+STUDENT_ID = re.compile(r"[\w@+-][\w.@+-]*")
+
+
+def remove_students(course: Path, students: list[str]) -> list[str]:
+    """Remove ``students`` (fake ones, say) from the course entirely (course review s40, m3: after
+    ``nbgrader db student remove`` alone, their submitted/, autograded/ and feedback/ folders made
+    every export warn "collected but not graded", and ``nbgrader collect --update`` brought them
+    back from the exchange's inbound copies): from the gradebook with their submissions (what
+    ``nbgrader db student remove --force`` does), then their folders ``submitted/<id>``,
+    ``autograded/<id>``, ``feedback/<id>`` and the exchange's ``inbound/<id>+*``. Returns what was
+    removed, a line each."""
+    import shutil
+
+    from nbgrader.api import Gradebook, MissingEntry
+    from traitlets.config.loader import PyFileConfigLoader
+
+    for student in students:
+        if not isinstance(student, str) or not STUDENT_ID.fullmatch(student):
+            raise ValueError(f"students: expected nbgrader student ids, got {student!r}")
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
+    url, course_id = _gradebook(course)
+    inbound = None
+    if "root" in config.get("Exchange", {}):
+        inbound = Path(config.Exchange.root) / course_id / "inbound"
+    done = []
+    with Gradebook(url, course_id=course_id) as gb:
+        for student in students:
+            try:
+                gb.remove_student(student)
+                done.append(f"{student}: removed from the gradebook, with their submissions")
+            except MissingEntry:
+                done.append(f"{student}: not in the gradebook")
+    for student in students:
+        folders = [course / part / student for part in ("submitted", "autograded", "feedback")]
+        if inbound is not None and inbound.is_dir():
+            folders += sorted(inbound.glob(f"{student}+*"))
+        for folder in folders:
+            if folder.exists():
+                shutil.rmtree(folder)
+                done.append(f"{student}: removed {folder}")
+    return done
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
@@ -479,6 +530,12 @@ def main(argv=None) -> int:
     e.add_argument("chapter")
     e.add_argument("student")
     e.add_argument("days", type=float)
+    r = sub.add_parser(
+        "remove",
+        help="remove students (fake ones) from the gradebook, the course's folders and the exchange",
+    )
+    r.add_argument("--course", type=Path, default=Path("course"))
+    r.add_argument("student", nargs="+")
     args = parser.parse_args(argv)
     if args.command == "table":
         try:
@@ -498,6 +555,17 @@ def main(argv=None) -> int:
             )
         print(
             f"late policy: {PERCENT_PER_DAY:g}% per day or part of a day, 0 after {ZERO_AFTER_DAYS:g} days"
+        )
+    elif args.command == "remove":
+        try:
+            done = remove_students(args.course, args.student)
+        except (ValueError, OSError) as error:
+            parser.error(str(error))
+        print("\n".join(done))
+        print(
+            "their lines stay in reports/<chapter>-<date>.txt: once read, "
+            "`python ../tools/export_grades.py --course . --reviewed <chapter>` for each chapter "
+            "whose flags named them"
         )
     elif args.command == "extend":
         url, _ = _gradebook(args.course)
