@@ -531,7 +531,9 @@ def test_chapters_1_and_16_have_questions_whose_answers_the_chapters_state():
     assert "a product of one **Jacobian** per step" in ch01
     for said in (
         "**teacher forcing**",
-        "H(\\mathbf p^*, \\mathbf q) = -\\sum_{w} p^*(w) \\log q(w) = -\\log q(y_t)",
+        # on two lines of an aligned block (a phone's width)
+        "H(\\mathbf p^*, \\mathbf q) &= -\\sum_{w} p^*(w) \\log q(w)",
+        "&= -\\log q(y_t)",
         "its loss per word starts at $\\log V$",
     ):
         assert said in ch01, said
