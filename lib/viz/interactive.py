@@ -133,8 +133,13 @@ def phone_text_px(fig: Figure, *, drawn: bool = False) -> float:
     if not sizes:
         return float("inf")
     natural = fig.get_size_inches()[0] * fig.dpi
-    shown = min(natural, (2 if natural > PHONE_WIDE_PX else 1) * PHONE_COLUMN_PX)
-    return min(sizes) * fig.dpi / 72 * shown / natural
+    return min(sizes) * fig.dpi / 72 * phone_shown_px(natural) / natural
+
+
+def phone_shown_px(natural: float) -> float:
+    """How wide a 360 px phone shows a picture ``natural`` pixels wide, in CSS px: in the 328 px
+    column, or one wider than 600 px at up to twice that in a box that scrolls."""
+    return min(natural, (2 if natural > PHONE_WIDE_PX else 1) * PHONE_COLUMN_PX)
 
 
 def _drawn_texts(fig: Figure) -> list:

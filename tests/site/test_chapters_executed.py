@@ -17,7 +17,6 @@ as another for that reason alone, and speed goals live in the benchmarks.
 from __future__ import annotations
 
 import base64
-import json
 import re
 import sys
 from pathlib import Path
@@ -30,7 +29,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import chapter_cache  # noqa: E402
 
 from lib.prose import NOTE, REASONS, SAME_REASON, on_text_processor  # noqa: E402
-from lib.viz.interactive import PHONE_COLUMN_PX, PHONE_WIDE_PX  # noqa: E402
+from lib.viz.interactive import phone_shown_px  # noqa: E402
 
 # a tqdm line: "desc: 100%|####| 40/40 [00:01<00:00, 25.3it/s]"
 PROGRESS_BAR = re.compile(r"\d+%\|.*\| *\d+/\d+")
@@ -110,8 +109,7 @@ def test_the_build_ran_the_current_chapter_top_to_bottom_without_error(site, pat
 # size in points / 100, on a canvas of the SVG's width in points; the site shows the PNG, whose width in
 # pixels is the picture's natural width. Readers on phones called 9-10 px figure text too small (chapters
 # 5, 12, 16, 17, 18); the book's floor for every static figure and slider picture is 11 CSS px.
-PHONE_TEXT_PX = 11.0
-PHONE_PX = re.compile(r'data-phone-px=\\*"([\d.]+)')
+PHONE_TEXT_PX = 11.0  # slider pictures: SLIDER_TEXT_PX, tests/site/test_rendering.py
 GLYPH_SCALE = re.compile(r"scale\(([\d.]+) -\1\)")
 SVG_WIDTH = re.compile(r'<svg[^>]*\swidth="([\d.]+)pt"')
 
@@ -122,8 +120,7 @@ def svg_phone_text_px(svg: str, png_width: int) -> float:
     sizes = [float(s) * 100 for s in GLYPH_SCALE.findall(svg)]
     if not sizes:
         return float("inf")
-    shown = min(png_width, (2 if png_width > PHONE_WIDE_PX else 1) * PHONE_COLUMN_PX)
-    return min(sizes) * shown / float(SVG_WIDTH.search(svg).group(1))
+    return min(sizes) * phone_shown_px(png_width) / float(SVG_WIDTH.search(svg).group(1))
 
 
 def test_svg_phone_text_px_agrees_with_phone_text_px():
@@ -166,9 +163,4 @@ def test_every_figure_reads_on_a_phone(site, path):
                 px = svg_phone_text_px(data["image/svg+xml"], int.from_bytes(png[16:20], "big"))
                 if px < PHONE_TEXT_PX:
                     small.append(f"code cell {number}: {px:.1f} px")
-    # the sliders' pictures (lib.viz.interactive) carry their own measure in the widget state
-    state = json.dumps(nb.metadata.get("widgets", {}))
-    small += [
-        f"a slider picture: {v} px" for v in PHONE_PX.findall(state) if float(v) < PHONE_TEXT_PX
-    ]
     assert not small, f"{path.name}: figure text under {PHONE_TEXT_PX} CSS px on a phone: {small}"
