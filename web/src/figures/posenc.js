@@ -246,7 +246,7 @@ export function mountPositional(root, example, ctx) {
     line.replaceChildren(curveBox, numbersTable(Array.from(vec, (v) => [v]),
       Array.from(vec, (_, j) => String(j)), [`PE[${p}, j]`], `PE[${p}, :]: the ${D} values of position ${p}`,
       "dimension j", line));
-    status.textContent = `Row ${p} (framed) of the ${P} x ${D} table, drawn below as two curves over the ` +
+    status.textContent = `Row ${p} (framed) of the ${P} x ${D} table, drawn above as two curves over the ` +
       `dimensions: fast sines on the left, slow ones on the right (wavelengths from 2π to ` +
       `${wavelength(2 * Math.PI * b ** ((D - 2) / D))}).`;
     root.dataset.values = JSON.stringify(Array.from(vec));
