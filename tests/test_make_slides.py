@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tools"))
 import make_slides  # noqa: E402
@@ -688,3 +689,121 @@ def test_a_row_with_a_big_operator_or_a_fraction_counts_one_more_line():
         r"$$p = \prod_{k=1}^{N} p(t_k \mid t_{>k}).$$" + "\n\n" + aligned
     )
     assert make_slides.lines_of(ch12) > make_slides.SLIDE_BUDGET
+
+
+def _figure_output(panels: int, width: float = 5.0, tall: float = 4.0, size: float = 13.0):
+    """A figure's output as the chapters' inline backend writes it (lib.viz.heatmap._inline_svg): a
+    PNG at 110 dpi and an SVG (text as glyph paths), both cut tight; ``panels`` axes stacked."""
+    import io
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(
+        panels, 1, figsize=(width, tall * panels), dpi=110, layout="constrained", squeeze=False
+    )
+    for number, ax in enumerate(axes[:, 0]):
+        ax.plot([0, 1, 2], [number, 2, 1])
+        ax.set_title(f"panel {number}\nof {panels}", fontsize=size + 1)
+        ax.set_xlabel("position", fontsize=size)
+        ax.tick_params(labelsize=size)
+    png, svg = io.BytesIO(), io.BytesIO()
+    fig.savefig(png, format="png", dpi=110, bbox_inches="tight")
+    fig.savefig(svg, format="svg", bbox_inches="tight")
+    plt.close(fig)
+    data = {
+        "image/png": base64.b64encode(png.getvalue()).decode(),
+        "image/svg+xml": svg.getvalue().decode(),
+        "text/plain": "<Figure>",
+    }
+    return nbformat.v4.new_output("display_data", data=data)
+
+
+def test_a_figure_stacked_for_a_phone_shows_its_panels_side_by_side():
+    """Lecturer review s40: on the decks at 1280x720, figures whose panels the chapters stack (so
+    that they read on a 360 px phone) showed their text at 9-10 px (chapter 10's slide 9, chapter
+    12's slide 8, chapter 16's slide 8): the slide's 560 px cap shrank them to a narrow column. Such
+    a figure is cut across its white bands, never through what it draws, and its parts are shown
+    side by side, at 11 px or more; a figure that reads as it is stays as it is."""
+    stacked = nbformat.v4.new_code_cell("plot()", outputs=[_figure_output(3)])
+    wide = nbformat.v4.new_code_cell("plot()", outputs=[_figure_output(1, width=8, tall=3)])
+    nb = _chapter(nbformat.v4.new_markdown_cell("# C\n\nAn opening."), stacked, wide)
+    shown = [c for c in make_slides.deck(nb, {}, "x.html").cells if c.get("outputs")]
+    assert len(shown) == 2
+    (panels,), (kept,) = (c.outputs for c in shown)
+    # the stacked figure: as a single picture its text would show under the floor
+    svg, png = stacked.outputs[0].data["image/svg+xml"], stacked.outputs[0].data["image/png"]
+    (whole,) = make_slides.slide_text_px(stacked)
+    assert whole < make_slides.SLIDE_TEXT_PX
+    html = panels.data["text/html"]
+    assert list(panels.data) == ["text/html"] and html.startswith('<div class="book-panels">')
+    pictures = re.findall(r'style="width:([\d.]+)px;height:([\d.]+)px"', html)
+    assert len(pictures) == 3  # one panel a column
+    assert all(px >= make_slides.SLIDE_TEXT_PX for px in make_slides.slide_text_px(shown[0]))
+    # nothing runs off the slide: the row fits the figure's width and height
+    widths, heights = [float(w) for w, _ in pictures], [float(h) for _, h in pictures]
+    gaps = make_slides.PANEL_GAP * (len(pictures) - 1)
+    assert sum(widths) + gaps <= make_slides.FIGURE_WIDTH + 0.5
+    assert max(heights) <= make_slides.FIGURE_HEIGHT + 0.5
+    # each cut lies in a band of white rows of the PNG: no text or line is cut through
+    bands = make_slides.panels(svg, base64.b64decode(png))
+    height = make_slides.svg_text(svg)[2]
+    gaps = make_slides.white_gaps(base64.b64decode(png))
+    for _, bottom in bands[:-1]:
+        assert any(a * height < bottom < b * height for a, b in gaps), (bottom, gaps)
+    # a figure that reads as one picture keeps its PNG and SVG
+    assert {"image/png", "image/svg+xml"} <= set(kept.data)
+    assert make_slides.slide_text_px(shown[1])[0] >= make_slides.SLIDE_TEXT_PX
+
+
+def test_the_measures_of_a_slide_are_the_decks():
+    """The geometry slide_text_px measures with is the decks': Reveal's slide size and margin
+    (web/src/slides.js), the template's cap and gap between panels, and the phone test's glyph
+    measure (tests/site/test_chapters_executed.py)."""
+    root = make_slides.ROOT
+    script = (root / "web" / "src" / "slides.js").read_text()
+    width, height, margin = (
+        float(re.search(rf"\b{key}: ([\d.]+)", script).group(1))
+        for key in ("width", "height", "margin")
+    )
+    assert (width, height) == make_slides.SLIDE_SIZE and margin == make_slides.SLIDE_MARGIN
+    assert make_slides.SCREEN_SCALE == 0.86  # Reveal.getScale() at 1280x720
+    template = (make_slides.TEMPLATES / "book_reveal" / "index.html.j2").read_text()
+    assert f"max-height: {make_slides.FIGURE_HEIGHT}px" in template
+    assert re.search(rf"\.book-panels \{{[^}}]*gap: {make_slides.PANEL_GAP}px;", template)
+    phone_test = (root / "tests" / "site" / "test_chapters_executed.py").read_text()
+    assert f're.compile(r"{make_slides.GLYPH_SCALE.pattern}")' in phone_test
+
+
+@pytest.mark.site
+def test_every_figure_of_every_deck_reads_at_1280x720(site):
+    """Lecturer review s40, over every chapter's deck made from the build's executed chapters: each
+    picture a slide shows (a figure, its panels side by side, an interactive figure's first
+    setting) has its smallest text at SLIDE_TEXT_PX (11 px) or more at 1280x720, the phone's floor,
+    and a row of panels fits the figure's place on its slide. Before, 16 of the 18 decks had a
+    figure under 11 px, the smallest 5.3 px (chapter 13's decoding settings, eight panels stacked);
+    tests/site/test_slides.py checks this measure against Chromium's."""
+    chapters = make_slides.executed_chapters(make_slides.ROOT / "_build" / ".jupyter_cache")
+    assert len(chapters) == 18
+    small, measured = [], 0
+    for chapter, nb in chapters:
+        page = 0
+        for cell in make_slides.deck(nb, {}, f"../notebooks/{chapter}.html").cells:
+            page += cell.metadata["slideshow"]["slide_type"] in ("slide", "subslide")
+            for px in make_slides.slide_text_px(cell):
+                measured += 1
+                if px < make_slides.SLIDE_TEXT_PX:
+                    small.append(f"{chapter} page {page}: {px:.1f} px")
+            shown = cell.source + "".join(
+                o.get("data", {}).get("text/html", "") for o in cell.get("outputs", [])
+            )
+            for row in re.findall(r'<div class="book-panels">(.*?)</div>', shown, re.S):
+                sizes = re.findall(r'style="width:([\d.]+)px;height:([\d.]+)px"', row)
+                across = sum(float(w) for w, _ in sizes) + make_slides.PANEL_GAP * (len(sizes) - 1)
+                assert across <= make_slides.FIGURE_WIDTH + 0.5, (chapter, page, across)
+                # taller than FIGURE_HEIGHT only a panel that reads no other way (FIGURE_ROOM)
+                assert max(float(h) for _, h in sizes) <= make_slides.FIGURE_ROOM + 0.5
+    assert measured >= 100, measured
+    assert not small, f"figure text under {make_slides.SLIDE_TEXT_PX} px at 1280x720: {small}"

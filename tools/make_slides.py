@@ -21,7 +21,9 @@ What goes on a slide is decided cell by cell (:func:`deck`), so that a slide hol
 - display equations, tables and short lists of the prose stay on the slide (a new sub-slide when
   the slide is full);
 - every figure a cell draws gets a sub-slide of its own, without the code that drew it, and its
-  caption's first sentence (the whole caption, if longer, in the speaker notes);
+  caption's first sentence (the whole caption, if longer, in the speaker notes); a figure whose text
+  the slide would show under 11 px at 1280x720 (one the chapter stacks for a phone) is cut across
+  its white bands between panels and shown side by side (:func:`readable`);
 - a table a cell prints gets a sub-slide; a short visible code cell (at most 6 lines) with a short
   printed result is shown with it; longer code, hidden cells and the checks are left to the chapter;
 - every page has a title: a figure, an equation or a table that starts a page gets its section's;
@@ -44,6 +46,8 @@ What goes on a slide is decided cell by cell (:func:`deck`), so that a slide hol
 from __future__ import annotations
 
 import argparse
+import base64
+import html
 import re
 import sys
 from pathlib import Path
@@ -339,6 +343,235 @@ def lines_of(text: str) -> int:
         else:
             total += sum(max(1, len(ln) // 70 + 1) for ln in block.splitlines())
     return total
+
+
+# --------------------------------------------------------------------------------------------------
+# A figure's text on its slide, at 1280x720 (a projector's): lecturer review s40 measured 9-10 px in
+# the stacked figures of chapters 10, 12 and 16, which the chapters draw a panel above the other so that
+# they read on a 360 px phone, and which the slide's 560 px cap shrank to a narrow column
+
+# Reveal's slide is 1280 x 800 px with a margin of 0.04 (web/src/slides.js): a 1280x720 screen shows it
+# at min(1280 * 0.96 / 1280, 720 * 0.96 / 800) = 0.864 of its size, which reveal.js rounds to 0.86
+SLIDE_SIZE, SLIDE_MARGIN, SCREEN = (1280, 800), 0.04, (1280, 720)
+SCREEN_SCALE = round(
+    min(
+        SCREEN[0] * (1 - SLIDE_MARGIN) / SLIDE_SIZE[0],
+        SCREEN[1] * (1 - SLIDE_MARGIN) / SLIDE_SIZE[1],
+    ),
+    2,
+)
+# what a figure's page gives its picture, in the slide's px: the height beside its title and one
+# caption line (the template's cap, course review s36, m1), the width of the output area (measured in
+# headless Chromium, tests/site/test_slides.py), and the gap between panels shown side by side
+FIGURE_HEIGHT, FIGURE_WIDTH, PANEL_GAP = 560, 1236, 24
+# the most a figure's page gives a figure whose panel would read under SLIDE_TEXT_PX at FIGURE_HEIGHT
+# (chapter 4's local attention, one tall panel): Reveal's 800 px less its title and caption line (the
+# 156 px around a 560 px figure, course review s36, m1)
+FIGURE_ROOM = 640
+SLIDE_TEXT_PX = 11.0  # the smallest figure text on a slide at 1280x720, as on a phone
+MAX_PANELS = 3  # a stacked figure is shown in at most this many columns
+# matplotlib's SVG writes each text as glyph paths under "scale(s -s)", s its size in points / 100,
+# on a canvas of the SVG's width in points (tests/site/test_chapters_executed.py's measure)
+GLYPH_SCALE = re.compile(r"scale\(([\d.]+) -\1\)")
+SVG_SIZE = re.compile(r'<svg[^>]*?\swidth="([\d.]+)pt"\s+height="([\d.]+)pt"')
+# a white band of rows at least this tall (px of the PNG, at the figures' 110 dpi) may part two panels
+PANEL_CUT_PX = 4
+
+
+def svg_text(svg: str) -> tuple[float, float, float] | None:
+    """(smallest text in points, width, height in points) of matplotlib's SVG; None without text."""
+    sizes = [float(s) * 100 for s in GLYPH_SCALE.findall(svg)]
+    size = SVG_SIZE.search(svg)
+    if not sizes or not size:
+        return None
+    return min(sizes), float(size.group(1)), float(size.group(2))
+
+
+def panel_scale(
+    width: float,
+    bands: list[tuple[float, float]],
+    most: float = FIGURE_WIDTH,
+    tall: float = FIGURE_HEIGHT,
+) -> float:
+    """Slide px per point of a figure ``width`` points wide shown as ``bands`` (its horizontal strips,
+    top and bottom in points) side by side, as large as fits ``most`` px (:data:`FIGURE_WIDTH`, or
+    less for a picture shown at most at its own size) by ``tall`` (:data:`FIGURE_HEIGHT`)."""
+    columns = len(bands)
+    tallest = max(b - a for a, b in bands)
+    return min((most - PANEL_GAP * (columns - 1)) / (columns * width), tall / tallest)
+
+
+def white_gaps(png: bytes) -> list[tuple[float, float]]:
+    """The white bands across a PNG (rows of white only, at least :data:`PANEL_CUT_PX` tall, not at
+    its edges), top and bottom as fractions of its height: where a stacked figure may be cut."""
+    import io
+
+    import numpy as np
+    from PIL import Image
+
+    picture = np.asarray(Image.open(io.BytesIO(png)).convert("L"))
+    white = list((picture >= 250).all(axis=1))
+    gaps, start = [], None
+    for row, is_white in enumerate(white + [False]):
+        if is_white and start is None:
+            start = row
+        elif not is_white and start is not None:
+            if row - start >= PANEL_CUT_PX and start > 0 and row < len(white):
+                gaps.append((start / len(white), row / len(white)))
+            start = None
+    return gaps
+
+
+SVG_NS = "{http://www.w3.org/2000/svg}"
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e-?\d+)?")
+
+
+def axes_extents(svg: str) -> list[tuple[float, float]]:
+    """The top and bottom (points) of what each axes of matplotlib's SVG draws (its ``<g
+    id="axes_N">``: the plot, its tick labels, axis labels and title; not its legend, which may go
+    beside it), from the y of its paths, its texts' baselines and its pictures: a cut between two
+    panels lies outside every one of them, so that an axis label stays with its plot and a title
+    with its panel (chapter 10's BPE figure: a two-line x label has less white under it than above
+    it). A diagram's axes (its axis off) have none: it may be cut across any white band."""
+    import xml.etree.ElementTree as ET
+
+    try:
+        root = ET.fromstring(svg.encode())
+    except ET.ParseError:
+        return []
+    figure = next((g for g in root.iter(f"{SVG_NS}g") if g.get("id") == "figure_1"), None)
+    extents = []
+    for axes in figure if figure is not None else []:
+        if not (axes.get("id") or "").startswith("axes_"):
+            continue
+        ys: list[float] = []
+
+        def walk(element) -> None:
+            # what is clipped lies within the axes' own rectangle; a legend may go beside its plot
+            if element.tag == f"{SVG_NS}defs" or element.get("clip-path"):
+                return
+            if (element.get("id") or "").startswith("legend_"):
+                return
+            if element.tag == f"{SVG_NS}path" and not element.get("transform"):
+                ys.extend(float(v) for v in NUMBER.findall(element.get("d", ""))[1::2])
+            if element.get("transform"):  # a text's glyphs: its baseline, where it is moved to
+                moved = re.match(r"translate\(\s*[-\d.e]+[ ,]+([-\d.e]+)", element.get("transform"))
+                ys.extend([float(moved.group(1))] if moved else [])
+                return
+            if element.get("y") is not None and element.tag in (f"{SVG_NS}use", f"{SVG_NS}image"):
+                top = float(element.get("y"))
+                ys.extend([top, top + float(element.get("height", 0) or 0)])
+            for child in element:
+                walk(child)
+
+        # a diagram (an axes without its axis) may be cut across any white band it leaves
+        axis_on = any((g.get("id") or "").startswith("matplotlib.axis") for g in axes.iter())
+        walk(axes)
+        if ys and axis_on:
+            extents.append((min(ys), max(ys)))
+    return extents
+
+
+def panels(svg: str, png: bytes | None) -> list[tuple[float, float]]:
+    """A figure's horizontal strips (top and bottom, in points) to show side by side on its slide: a
+    figure stacked for a phone (its panels above each other) is cut in the middle of white bands
+    across its PNG (:func:`white_gaps`), never through what it draws nor inside what one axes draws
+    (:func:`axes_extents`), into the columns (at most :data:`MAX_PANELS`) whose text shows the
+    largest, the fewest where more columns gain less than 5%; one strip, the whole figure, where it
+    has no such band. [] for a picture without text."""
+    from itertools import combinations
+
+    measured = svg_text(svg)
+    if measured is None:
+        return []
+    _, width, height = measured
+    best = [(0.0, height)]
+    extents = axes_extents(svg)
+    cuts = []
+    for top, bottom in white_gaps(png) if png else []:
+        cut = (top + bottom) / 2 * height
+        if not any(a < cut < b for a, b in extents):
+            cuts.append(cut)
+    for n in range(1, MAX_PANELS):
+        for chosen in combinations(cuts, n):
+            edges = [0.0, *chosen, height]
+            bands = list(zip(edges, edges[1:]))
+            if panel_scale(width, bands) > panel_scale(width, best) * 1.05:
+                best = bands
+    return best
+
+
+def panels_html(svg: str, bands: list[tuple[float, float]], alt: str = "") -> str:
+    """The figure's strips side by side, each its SVG seen through a window (its viewBox) on the
+    strip, all at one scale (:func:`panel_scale`), sized in the slide's px."""
+    size, width, _ = svg_text(svg)
+    scale = panel_scale(width, bands)
+    if size * scale * SCREEN_SCALE < SLIDE_TEXT_PX:  # a panel too tall to read at FIGURE_HEIGHT
+        needed = SLIDE_TEXT_PX / SCREEN_SCALE / size * 1.001  # not 10.999 px
+        scale = min(needed, panel_scale(width, bands, tall=FIGURE_ROOM))
+    svg = re.sub(r"<\?xml[^>]*>\s*|<!DOCTYPE[^>]*>\s*", "", svg)
+    head = re.search(r"<svg[^>]*>", svg)
+    pictures = []
+    for number, (top, bottom) in enumerate(bands, 1):
+        tag = re.sub(r'\sheight="[\d.]+pt"', f' height="{bottom - top:.3f}pt"', head.group(0))
+        window = f"0 {top:.3f} {width:.3f} {bottom - top:.3f}"
+        tag = re.sub(r'\sviewBox="[^"]*"', f' viewBox="{window}"', tag)
+        data = base64.b64encode((svg[: head.start()] + tag + svg[head.end() :]).encode()).decode()
+        style = f"width:{width * scale:.1f}px;height:{(bottom - top) * scale:.1f}px"
+        part = f" (part {number} of {len(bands)})" if len(bands) > 1 else ""
+        pictures.append(
+            f'<img src="data:image/svg+xml;base64,{data}" alt="{alt}{part}" style="{style}">'
+        )
+    return f'<div class="book-panels">{"".join(pictures)}</div>'
+
+
+def readable(svg: str, png: bytes | None, most: float = FIGURE_WIDTH, alt: str = "") -> str | None:
+    """None where the picture ``svg`` (matplotlib's) shows its text at :data:`SLIDE_TEXT_PX` or more
+    on its slide as the template shows it (at most ``most`` px wide and :data:`FIGURE_HEIGHT` tall),
+    else the HTML that shows it larger (:func:`panels`, :func:`panels_html`): lecturer review s40
+    measured 9-10 px in the stacked figures of chapters 10, 12 and 16 at 1280x720."""
+    measured = svg_text(svg)
+    if measured is None:
+        return None
+    size, width, height = measured
+    if size * panel_scale(width, [(0.0, height)], most) * SCREEN_SCALE >= SLIDE_TEXT_PX:
+        return None
+    return panels_html(svg, panels(svg, png), html.escape(alt, quote=True))
+
+
+def slide_text_px(cell) -> list[float]:
+    """The smallest text of each picture a deck's cell shows, in px on a 1280x720 screen, from its
+    matplotlib SVG (inf for one without text; a PNG alone is not measured): a figure (as wide as
+    :data:`FIGURE_WIDTH`, at most :data:`FIGURE_HEIGHT` tall), a picture in the Markdown (an
+    interactive figure's first setting, the same but at most its own size, 4/3 px a point) or the
+    strips of :func:`panels_html`, at the size their style sets."""
+    shown = []
+    if cell.cell_type == "markdown":
+        html_text, figures = cell.source, []
+    else:
+        outputs = [o.get("data", {}) for o in cell.get("outputs", [])]
+        html_text = "".join(data.get("text/html", "") for data in outputs)
+        figures = [data["image/svg+xml"] for data in outputs if "image/svg+xml" in data]
+    for svg in figures:
+        if measured := svg_text(svg):
+            size, width, height = measured
+            shown.append(size * panel_scale(width, [(0.0, height)]) * SCREEN_SCALE)
+        else:
+            shown.append(float("inf"))
+    for data, style in re.findall(
+        r'<img src="data:image/svg\+xml;base64,([^"]+)"[^>]*?(?:style="([^"]*)")?>', html_text
+    ):
+        measured = svg_text(base64.b64decode(data).decode())
+        if measured is None:
+            shown.append(float("inf"))
+            continue
+        size, width, height = measured
+        if sized := re.search(r"width:([\d.]+)px", style):
+            shown.append(size / width * float(sized.group(1)) * SCREEN_SCALE)
+        else:
+            most = min(FIGURE_WIDTH, width * 4 / 3)
+            shown.append(size * panel_scale(width, [(0.0, height)], most) * SCREEN_SCALE)
+    return shown
 
 
 # --------------------------------------------------------------------------------------------------
@@ -703,12 +936,16 @@ def output_slides(d: Deck, cell, cite: dict, chapter_url: str, widget_state: dic
     widgets = [
         o for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {})
     ]
+    caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption")
+    alt = " ".join(re.sub(r"[*_`$\\{}]", "", caption or "A figure of the chapter").split())
     for o in figures:
         image = {k: v for k, v in o.data.items() if k in IMAGES}
+        svg, png = image.get("image/svg+xml"), image.get("image/png")
+        if svg and (larger := readable(svg, png and base64.b64decode(png), alt=alt)):
+            image = {"text/html": larger}  # a figure stacked for a phone: its panels side by side
         out = nbformat.v4.new_output("display_data", data=image)
         fig = nbformat.v4.new_code_cell("", outputs=[out], metadata={"tags": ["remove-input"]})
         d.add(fig, kind="subslide", lines=SLIDE_BUDGET)  # what follows starts a new page
-    caption = cell.metadata.get("mystnb", {}).get("figure", {}).get("caption")
     if figures and caption:  # the chapter's caption, under its figure: one short line
         text = plain_markdown(caption, cite)
         line = caption_line(text)
@@ -718,7 +955,7 @@ def output_slides(d: Deck, cell, cite: dict, chapter_url: str, widget_state: dic
     for o in tables:
         text = o.data["text/markdown"]
         if picture := re.match(r"\s*(<img [^>]*>)\s*(.*)", text, re.S):
-            markdown_picture(d, *picture.groups())
+            markdown_picture(d, *picture.groups(), png=static_picture([o], widget_state))
             continue
         # a short table gets a slide; a piece of the library's source (lib.viz.show_source, a
         # fenced code block) stays in the chapter, as longer code does
@@ -744,12 +981,21 @@ def output_slides(d: Deck, cell, cite: dict, chapter_url: str, widget_state: dic
     return bool(figures or tables or live or widgets)
 
 
-def markdown_picture(d: Deck, img: str, rest: str) -> None:
+def markdown_picture(d: Deck, img: str, rest: str, png: str | None = None) -> None:
     """A picture a cell shows as Markdown (an interactive figure's static form, lib.viz.interactive:
     the picture, the notes under it, a line saying where it is live) on a page of its own: the
     picture, capped in height as a figure is, and its last paragraph as one short caption line; the
     rest of the text goes to the speaker notes. Shown whole, chapter 18's *Attention in tiles* ran
-    below the slide at 1280x720 (lecturer review s38, m2)."""
+    below the slide at 1280x720 (lecturer review s38, m2). A picture whose text it would show under
+    :data:`SLIDE_TEXT_PX` is shown larger, its panels side by side (:func:`readable`; ``png``, the
+    same picture from the widget's state, base64, says where they are)."""
+    svg = re.match(r'<img src="data:image/svg\+xml;base64,([^"]+)"', img)
+    if svg:
+        svg = base64.b64decode(svg.group(1)).decode()
+        alt = re.search(r'\salt="([^"]*)"', img)
+        most = min(FIGURE_WIDTH, svg_text(svg)[1] * 4 / 3) if svg_text(svg) else FIGURE_WIDTH
+        png = base64.b64decode(png) if png else None
+        img = readable(svg, png, most, html.unescape(alt.group(1)) if alt else "") or img
     d.add(nbformat.v4.new_markdown_cell(img), kind="subslide", lines=SLIDE_BUDGET)
     paragraphs = [p.strip() for p in re.split(r"\n\s*\n", rest) if p.strip()]
     if not paragraphs:

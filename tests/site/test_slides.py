@@ -110,3 +110,56 @@ def test_every_page_of_a_deck_has_a_title_and_no_loose_end_or_placeholder(site, 
     assert "An interactive figure: try it" not in deck
     titles = [re.sub(r"<[^>]+>|¶", "", t).strip() for t in re.findall(r"<h2[^>]*>(.*?)</h2>", deck)]
     assert titles[-2:] == ["Questions for the class", "Licence"], (chapter, titles[-3:])
+
+
+# the text of every picture a slide shows, in px at 1280x720 (its content box: a figure is drawn
+# "object-fit: contain" in its box), and whether the slide's content runs below it
+FIGURE_TEXT_JS = """
+const s = Reveal.getCurrentSlide();
+return {scale: Reveal.getScale(), runs_over: s.scrollHeight > s.clientHeight + 1,
+  pictures: Array.from(s.querySelectorAll('img')).filter(i => i.src.startsWith('data:image/svg'))
+    .map(i => { const r = i.getBoundingClientRect(); let w = r.width;
+      if (getComputedStyle(i).objectFit === 'contain') w = Math.min(w, r.height * i.naturalWidth / i.naturalHeight);
+      return [i.src, w]; })};
+"""
+
+
+@pytest.mark.browser
+def test_figure_text_shows_at_the_size_make_slides_measures(server, browser):
+    """Lecturer review s40: figures stacked for a phone showed their text at 9-10 px on the decks at
+    1280x720. tests/test_make_slides.py holds every figure of every deck at 11 px by
+    make_slides.slide_text_px, without a browser; here Chromium at 1280x720 measures chapter 15's
+    deck (figures, panels side by side, an interactive figure's first setting) the same, within 0.1
+    px, at Reveal's scale, and no slide with a picture runs below the screen."""
+    import base64
+
+    from make_slides import SCREEN_SCALE, SLIDE_TEXT_PX, svg_text
+
+    chapter = "15_inside_a_pretrained_model"
+    browser.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {"width": 1280, "height": 720, "deviceScaleFactor": 1, "mobile": False},
+    )
+    try:
+        browser.get(f"{server}/slides/{chapter}.html")
+        assert wait_until(browser, "document.body.dataset.slidesReady === 'true'")
+        shown, over = [], []
+        for page in range(1, browser.execute_script("return Reveal.getTotalSlides();") + 1):
+            slide = browser.execute_script(FIGURE_TEXT_JS)
+            assert slide["scale"] == SCREEN_SCALE
+            for src, width in slide["pictures"]:
+                if measured := svg_text(base64.b64decode(src.split(",", 1)[1]).decode()):
+                    shown.append(measured[0] / measured[1] * width)
+            if slide["runs_over"] and slide["pictures"]:
+                over.append(page)
+            browser.execute_script("Reveal.next();")
+    finally:
+        browser.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+    import make_slides
+
+    ((_, executed),) = make_slides.executed_chapters(ROOT / "_build" / ".jupyter_cache", [chapter])
+    deck = make_slides.deck(executed, {}, f"../notebooks/{chapter}.html")
+    measured = [px for cell in deck.cells for px in make_slides.slide_text_px(cell) if px < 1e9]
+    assert len(shown) == len(measured) >= 5
+    assert sorted(shown) == pytest.approx(sorted(measured), abs=0.1)
+    assert min(shown) >= SLIDE_TEXT_PX and not over, (min(shown), over)
