@@ -290,9 +290,9 @@ def test_check_unseen_phrases_accepts_the_measurement_and_says_what_is_missing()
 
 UNSEEN_WRONG = [
     ((0.95, None), "every test phrase has a twin"),
-    # the measurement to one or two decimals (0.40 could be 0.403): the exercise asks for three
-    ((0.40, None), "has two decimals or fewer"),  # 185 of 463, outside the measured spread
-    ((0.4, None), "has two decimals or fewer"),
+    # the measurement to one or two decimals (0.40 could be 0.403), or a wrong probe's 0.400
+    ((0.40, None), "though it is close"),  # 185 of 463, outside the measured spread
+    ((0.4, None), "though it is close"),
     # guesses with one or two decimals that no rounding of the measurement gives: the value is wrong,
     # not the precision (student review s33, error 3)
     ((0.5, None), "is not what the experiment measures"),
@@ -367,13 +367,30 @@ def test_exercise_4_asks_for_three_decimals_only_where_the_rounded_value_could_b
             continue  # 0.41: passes
         with pytest.raises(ExerciseFailed) as failure:
             ch12.check_unseen_phrases(value, 0.5)
-        if "has two decimals or fewer" in failure.value.message:
+        if "though it is close" in failure.value.message:
             told_precision.append(value)
         else:
             assert "is not what the experiment measures" in failure.value.message, value
     assert told_precision == [
         0.4
     ]  # 0.4 and 0.40: one decimal (0.35 to 0.45) or two (0.395 to 0.405)
+
+
+def test_a_wrong_probe_that_measured_0_400_is_told_what_to_check_not_to_add_decimals():
+    """Student review s41, technical 2: the ScalarMix probe measures 185 of 463 = 0.3996, which
+    round(x, 3) writes 0.4; "write three decimals" could not be obeyed (0.400 is 0.4) and hid the wrong
+    probe. Every way of writing it is told to check the probe, and none to write three decimals."""
+    measured = 185 / ch12.N_UNSEEN_TEST
+    assert round(measured, 3) == 0.400 == 0.4
+    for value in (measured, round(measured, 3), round(measured, 4), torch.tensor(measured)):
+        with pytest.raises(ExerciseFailed) as failure:
+            ch12.check_unseen_phrases(value, 0.5)
+        message = failure.value.message
+        assert "reads layer 2 alone (not the ScalarMix" in message, value
+        assert "has two decimals or fewer" not in message and "asks for three" not in message
+    with pytest.raises(ExerciseFailed) as failure:
+        ch12.check_unseen_phrases(0.4, 0.5)
+    assert "0.400 (which Python writes 0.4)" in failure.value.message
 
 
 def test_the_unseen_tolerance_is_the_documented_one():

@@ -564,7 +564,7 @@ OWN_RUN: dict[str, dict[int, str]] = {
     "12": {
         3: "the mean cosine of two different words (0.02 in the word model; 0.87 and 0.53 in the"
         " character model, before and after training), the nearest words of *players* and *play*,"
-        " and the training losses (4.44 and 2.26 nats per token)"
+        " and the training losses (about 4.4 and 2.26 nats per token)"
     },
     "14": {
         3: "the test accuracy with the body frozen (48.1%, against 85.4% fully fine-tuned) and the"
