@@ -182,8 +182,9 @@ def test_flags_on_0_point_cells_are_listed_apart_from_the_cells_to_grade(tmp_pat
 
 # eve's answer to chapter 14's exercise 3 in the review: the model answer's numbers, no run
 EVE_14 = (
-    "Frozen, the chapter's head stays at chance, 48.1%, against 85.4% fully fine-tuned. Longer"
-    " training alone gives 63.2%, standardising alone 58.1%, both 67.6%."
+    "Frozen, the chapter's head stays at chance, 48.1%, against more than three quarters fully"
+    " fine-tuned. Longer training alone gives a little over 60%, standardising alone a little"
+    " under, both about two thirds."
 )
 
 
@@ -217,7 +218,7 @@ def test_an_answer_quoting_the_books_numbers_with_no_run_is_flagged(tmp_path):
         _write_exercise_3(tmp_path, chapter, student, answer, outputs)
     flags = grade_course.book_numbers_flags(tmp_path, chapter, ["alice", "bob", "eve"])
     assert len(flags) == 1 and flags[0].startswith(f"eve ex3_written: {grade_course.BOOK_NUMBERS}")
-    assert "(it quotes 48.1, 85.4, 63.2, 58.1, 67.6;" in flags[0]
+    assert "(it quotes 48.1, 60%;" in flags[0]
     assert "the code cell ex3_answer printed no number" in flags[0]
 
 

@@ -567,8 +567,9 @@ OWN_RUN: dict[str, dict[int, str]] = {
         " and the training losses (about 4.4 and 2.26 nats per token)"
     },
     "14": {
-        3: "the test accuracy with the body frozen (48.1%, against 85.4% fully fine-tuned) and the"
-        " probes' (51.6%; 63.2% with longer training, 58.1% standardized, 67.6% both)"
+        3: "the test accuracy with the body frozen (48.1%, against more than three quarters fully"
+        " fine-tuned) and the probes' (near chance at first; a little over 60% with longer"
+        " training, a little under standardized, about two thirds both)"
     },
     "15": {
         3: "the weight the 33 heads give the first token (0.70 on average: 0.69 when it is *the*,"
