@@ -270,16 +270,16 @@ def test_predictions_a_check_stops_before_are_judged_against_the_book(monkeypatc
     graded, _ = _course("05_attention_beyond_translation", True)
     _, exercises = grade_course.plan_chapter(graded)
     (ex2,) = [e for e in exercises if e.test == "ex2_test"]
-    assert ex2.collected and ex2.references == {"suffers_most": 3, "three_shapes_lose": True}
+    assert ex2.collected and ex2.references == {"suffers_most": 3, "mostly_wrong_order": False}
     first = "blind_model still has row and column embeddings: set ..."
-    said = grade_course.unjudged_predictions(ex2.references, ex2.args, [2, False, "m", "m"], first)
+    said = grade_course.unjudged_predictions(ex2.references, ex2.args, [2, True, "m", "m"], first)
     assert said == (
-        f"\n{grade_course.UNJUDGED} suffers_most: not right; three_shapes_lose: not right."
+        f"\n{grade_course.UNJUDGED} suffers_most: not right; mostly_wrong_order: not right."
     )
     said = grade_course.unjudged_predictions(ex2.references, ex2.args, [3, None, "m", "m"], first)
-    assert said.endswith("suffers_most: right; three_shapes_lose: not written.")
+    assert said.endswith("suffers_most: right; mostly_wrong_order: not written.")
     said = grade_course.unjudged_predictions(ex2.references, ex2.args, [3, 1, "m", "m"], first)
-    assert said.endswith("three_shapes_lose: not judged (not a plain bool).")
+    assert said.endswith("mostly_wrong_order: not judged (not a plain bool).")
     # a failure that judged a prediction already: nothing added
     wrong = "suffers_most: your prediction, the captions with 2 shapes, is not the group ..."
     assert grade_course.unjudged_predictions(ex2.references, ex2.args, [2, 1, 0, 0], wrong) == ""

@@ -878,6 +878,8 @@ from lib.exercises import ch05, ch06, ch07, ch08, ch09  # noqa: E402
 # points lost.
 BOOK_CHAPTER = {1: 86 / 88, 2: 96 / 104, 3: 78 / 108}
 BOOK_BLIND = {1: 86 / 88, 2: 85 / 104, 3: 29 / 108}
+# ... and of the 79 three-shape captions it gets wrong without positions, 22 in the wrong order
+BOOK_ERRORS = (79, 22)
 
 
 def _blind_captioner(blind=True):
@@ -895,14 +897,27 @@ def _blind_captioner(blind=True):
     return m
 
 
-def ch05_without_positions(suffers_most, three_shapes_lose, measured=None, chapter=None):
+def _mock_ch05(scores, errors):
+    """exact_by_shapes and three_shape_errors replaced by ``scores`` (by id of the captioner) and
+    ``errors`` (the blind model's wrong three-shape captions, and how many in the wrong order)."""
+    return mock.patch.multiple(
+        ch05,
+        exact_by_shapes=mock.Mock(side_effect=lambda m: scores[id(m)]),
+        three_shape_errors=mock.Mock(return_value=errors),
+    )
+
+
+def ch05_without_positions(
+    suffers_most, mostly_wrong_order, measured=None, chapter=None, errors=None
+):
     """check_without_positions given a blind_model and the chapter's model whose exactly right
-    captions by number of shapes are ``measured`` and ``chapter`` (the book's run by default): the
-    evaluation replaced, since training takes minutes (the chapter's solution runs the real one)."""
+    captions by number of shapes are ``measured`` and ``chapter`` (the book's run by default), and
+    the blind model's wrong three-shape captions ``errors`` (BOOK_ERRORS): the evaluation replaced,
+    since training takes minutes (the chapter's solution runs the real one)."""
     blind, model = _blind_captioner(), _blind_captioner(blind=False)
     scores = {id(blind): measured or BOOK_BLIND, id(model): chapter or BOOK_CHAPTER}
-    with mock.patch.object(ch05, "exact_by_shapes", side_effect=lambda m: scores[id(m)]):
-        return ch05.check_without_positions(suffers_most, three_shapes_lose, blind, model)
+    with _mock_ch05(scores, errors or BOOK_ERRORS):
+        return ch05.check_without_positions(suffers_most, mostly_wrong_order, blind, model)
 
 
 LATER = [
@@ -1241,7 +1256,7 @@ def test_ch06_incremental_names_a_global_width_or_the_chapters_own_matrices(answ
 PREDICTIONS_WRONG_LATER = [
     (ch05_without_positions, (1, False), "the captions with 1 shape, is not the group"),
     (ch05_without_positions, (2, False), "captions with 2 shapes, is not the group"),
-    (ch05_without_positions, (3, False), "three_shapes_lose: your prediction is not"),
+    (ch05_without_positions, (3, True), "mostly_wrong_order: your prediction is not"),
     (ch05_without_positions, ("three", False), "1, 2 or 3"),
     (ch05_without_positions, (3.0, False), "should be an int"),
     (ch05_without_positions, (3.0, False), "the float 3.0"),
@@ -1386,32 +1401,32 @@ def test_later_prediction_checkers_reject(check, args, message):
         check(*args)
 
 
-@pytest.mark.parametrize("args", [(1, True), (2, True), (3, False), (2, False)])
+@pytest.mark.parametrize("args", [(1, False), (2, False), (3, True), (2, True)])
 def test_a_wrong_shape_prediction_names_the_prediction_and_not_the_answer(args):
     """A wrong prediction says which one is wrong and where to look, never what the model does."""
     with pytest.raises(ExerciseFailed) as failed:
         ch05_without_positions(*args)
     message = str(failed.value)
-    assert "suffers_most: your prediction" in message or "three_shapes_lose: your" in message
-    # the second prediction's own name and group say "three"; nothing else may
-    message = message.replace("three_shapes_lose", "").replace("the three-shape captions", "")
+    assert "suffers_most: your prediction" in message or "mostly_wrong_order: your" in message
+    # the second prediction's group says "three"; nothing else may
+    message = message.replace("the three-shape captions", "")
     for answer in ("three", " 3 ", "lose most", "more than half", "stay", "not every sense"):
         assert answer not in message
 
 
 def test_two_wrong_shape_predictions_are_named_together():
-    """(2, False) names both predictions in one run (reader's report 5, s3, item 9), not the first
+    """(2, True) names both predictions in one run (reader's report 5, s3, item 9), not the first
     alone, and still gives no answer away."""
     with pytest.raises(ExerciseFailed) as failed:
-        ch05_without_positions(2, False)
+        ch05_without_positions(2, True)
     message = str(failed.value)
     assert "both predictions are wrong" in message
-    assert "suffers_most: your prediction" in message and "three_shapes_lose: your" in message
-    message = message.replace("three_shapes_lose", "").replace("the three-shape captions", "")
+    assert "suffers_most: your prediction" in message and "mostly_wrong_order: your" in message
+    message = message.replace("the three-shape captions", "")
     for answer in ("three", " 3 ", "lose most", "more than half"):
         assert answer not in message
     # a wrong type is named first, even after a wrong prediction
-    with pytest.raises(ExerciseFailed, match="three_shapes_lose"):
+    with pytest.raises(ExerciseFailed, match="mostly_wrong_order"):
         ch05_without_positions(2, "yes")
 
 
@@ -1429,13 +1444,24 @@ def test_shape_predictions_are_not_judged_without_the_trained_model(args):
 
 
 def test_shape_predictions_are_judged_against_the_readers_own_model():
-    """The drops come from the reader's blind_model: where its three-shape captions gain 2 points
-    instead of losing 45, 'True' is wrong and 'False' right."""
+    """The drops and the errors come from the reader's blind_model: where its three-shape captions
+    gain 2 points instead of losing 45, the two-shape ones lose most; where most of its wrong
+    three-shape captions are in the wrong order (20 of 30), 'True' is right and 'False' wrong."""
     close = {**BOOK_BLIND, 3: 80 / 108}  # 78 - 80 = -2 of 108 captions: -1.9 points
-    with pytest.raises(ExerciseFailed, match="three_shapes_lose: your prediction"):
-        ch05_without_positions(2, True, close)
+    with pytest.raises(ExerciseFailed, match="suffers_most: your prediction"):
+        ch05_without_positions(3, False, close)
     assert ch05_without_positions(2, False, close).passed
     assert "loses 0, 11, -2 points" in ch05_without_positions(2, False, close).message
+    with pytest.raises(ExerciseFailed, match="mostly_wrong_order: your prediction"):
+        ch05_without_positions(3, False, errors=(30, 20))
+    verdict = ch05_without_positions(3, True, errors=(30, 20))
+    assert verdict.passed and "20 of its 30 wrong three-shape captions" in verdict.message
+    assert "mostly order errors" in verdict.message
+    # half is not most: 15 of 30 in the wrong order make 'False' right
+    assert ch05_without_positions(3, False, errors=(30, 15)).passed
+    verdict = ch05_without_positions(3, False)
+    assert "22 of its 79 wrong three-shape captions" in verdict.message
+    assert "keeps each colour with its form" in verdict.message
 
 
 def test_the_points_lost_are_measured_against_the_readers_own_chapter_model():
@@ -1445,13 +1471,13 @@ def test_the_points_lost_are_measured_against_the_readers_own_chapter_model():
     11 and 35)."""
     chapter = {1: 86 / 88, 2: 92 / 104, 3: 73 / 108}
     blind = {1: 86 / 88, 2: 85 / 104, 3: 40 / 108}
-    verdict = ch05_without_positions(3, True, blind, chapter)
+    verdict = ch05_without_positions(3, False, blind, chapter)
     assert verdict.passed and "loses 0, 7, 31 points" in verdict.message
     # reader s39, ch05, 1: the run without the setup cell's kernel settings, where the two-shape
     # captions gained 4 points and the three-shape ones lost 44: the same answers pass
     blind_unset = {1: 86 / 88, 2: 100 / 104, 3: 29 / 108}
     chapter_unset = {1: 84 / 88, 2: 96 / 104, 3: 77 / 108}
-    verdict = ch05_without_positions(3, True, blind_unset, chapter_unset)
+    verdict = ch05_without_positions(3, False, blind_unset, chapter_unset)
     assert verdict.passed and "loses -2, -4, 44 points" in verdict.message
 
 
@@ -1491,12 +1517,12 @@ def test_the_chapters_model_is_read_from_the_notebook_when_not_passed():
     chapter = {1: 86 / 88, 2: 92 / 104, 3: 73 / 108}
     scores = {id(blind): {1: 86 / 88, 2: 85 / 104, 3: 40 / 108}, id(model): chapter}
     cell = {"__name__": "__main__", "model": model, "blind": blind, "ch05": ch05}
-    with mock.patch.object(ch05, "exact_by_shapes", side_effect=lambda m: scores[id(m)]):
-        exec("verdict = ch05.check_without_positions(3, True, blind)", cell)
+    with _mock_ch05(scores, BOOK_ERRORS):
+        exec("verdict = ch05.check_without_positions(3, False, blind)", cell)
         assert cell["verdict"].passed and "loses 0, 7, 31 points" in cell["verdict"].message
         del cell["model"]
         with pytest.raises(ExerciseFailed, match="model, the chapter's trained captioner"):
-            exec("ch05.check_without_positions(3, True, blind)", cell)
+            exec("ch05.check_without_positions(3, False, blind)", cell)
 
 
 def test_exact_by_shapes_is_the_chapters_measure():
@@ -1507,11 +1533,13 @@ def test_exact_by_shapes_is_the_chapters_measure():
     images = shapes.generate_images(300, seed=1)
     assert [sum(len(ex.items) == k for ex in images) for k in (1, 2, 3)] == [88, 104, 108]
     assert ch05.exact_by_shapes(_blind_captioner()) == {1: 0.0, 2: 0.0, 3: 0.0}
+    # ... and all 108 three-shape captions wrong, none with the right shapes in another order
+    assert ch05.three_shape_errors(_blind_captioner()) == (108, 0)
 
 
 def test_later_prediction_checkers_accept_right_answers_and_say_what_is_missing():
-    assert ch05_without_positions(3, True)
-    assert ch05_without_positions(np.int64(3), np.bool_(True))
+    assert ch05_without_positions(3, False)
+    assert ch05_without_positions(np.int64(3), np.bool_(False))
     assert ch06.check_second_layer(*RIGHT_CHANNELS)
     assert ch06.check_wider_entries(torch.tensor(16.0), "Unscaled")
     assert ch07.check_one_head(13_209.0, False, 0.197)
@@ -1922,7 +1950,7 @@ def test_chapter_5s_check_cells_hand_the_chapters_model_to_the_checker():
     for checked in calls:
         assert [ast.unparse(a) for a in checked.args] == [
             "suffers_most",
-            "three_shapes_lose",
+            "mostly_wrong_order",
             "blind_model",
             "model",
         ]

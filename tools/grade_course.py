@@ -314,7 +314,7 @@ UNJUDGED = "Your predictions, checked at collection against the book's (its work
 def unjudged_predictions(references: dict, names: list[str], args: list, first: str) -> str:
     """A verdict on each prediction of a check that stopped before judging them (course review s40,
     m2: chapter 5's "blind_model still has row and column embeddings" said nothing of
-    ``suffers_most`` and ``three_shapes_lose``): each argument the worked solution sets to a literal
+    ``suffers_most`` and its second prediction, now ``mostly_wrong_order``): each argument the worked solution sets to a literal
     and the failure does not name, compared with the worked solution's value (the course's sandbox
     gives that solution full marks before any student is graded). "" where the failure names one."""
     judged = [n for n in names if n in references]

@@ -207,12 +207,12 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
         ],
     },
     "05": {
-        # PARTS: the two reasons, not the predictions `suffers_most` and `three_shapes_lose` (lecturer
+        # PARTS: the two reasons, not the predictions `suffers_most` and `mostly_wrong_order` (lecturer
         # review s23, M2): the zero padding, and what it cannot order
         2: [
             ["Some order survives because", "`conv2` and `conv3` have stride 2"],
-            # "why not more?": what position alone says is the reason, the 82% and 27% what it
-            # costs (lecturer review s29, M1)
+            # "why not more?": what position alone says is the reason, the "about 80% right"
+            # what it costs (lecturer review s29, M1)
             ["Position alone thus says only", "That orders two shapes well"],
         ],
         # "explain the difference from the gradients": no gradient to W_q and W_k; the flat product
@@ -545,7 +545,7 @@ OWN_RUN: dict[str, dict[int, str]] = {
     },
     "07": {
         3: "the accuracy without each pair of heads (27% without heads 1 and 2, 29% without 0 and 3,"
-        " 98% without 1 and 3, 43.5% without 0 and 2)"
+        " 98% without 1 and 3, a little under half without 0 and 2)"
     },
     "08": {
         3: "the relative residuals of each fit on positions 0 to 199 and 1000 to 1199 (about"
