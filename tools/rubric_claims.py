@@ -553,9 +553,9 @@ OWN_RUN: dict[str, dict[int, str]] = {
         " quarter, and off by about $10^8$, for the literal reading)"
     },
     "09": {
-        2: "the loss and the token accuracy of each run after 100 steps (2.9 and 30% without a"
-        " warm-up, 2.7 and 29% at three times the rate, near 4.0 and 9.6% with both, 2.4 and 30%"
-        " for pre-LN)"
+        2: "the loss and the token accuracy of each run after 100 steps (about 3 and 30% without a"
+        " warm-up or at three times the rate, near 4.0 and 9.6% with both, 2.4 and 30% for"
+        " pre-LN)"
     },
     "11": {
         3: "the accuracies averaged over the draws (61%, 65% and 77% from the random start, 58%, 68%"
