@@ -6,7 +6,8 @@ line (the id of a token is its line number counted from 0: the first line, ``[PA
 is id 0). First BERT's basic tokenizer (``lib.basic_tokenizer``) splits the text into lower-cased
 words and punctuation. Then each word is cut into pieces by greedy longest-match-first: the longest
 prefix in the vocabulary, then the longest continuation of the rest written with ``##``, and so on;
-a word longer than 100 characters, or one that cannot be covered, becomes ``[UNK]``. With pieces un,
+a word longer than 100 characters (the default of Hugging Face's ``BertTokenizer``; BERT's own
+``tokenization.py`` allows 200), or one that cannot be covered, becomes ``[UNK]``. With pieces un,
 ##aff, ##able: ``unaffable`` -> ``un ##aff ##able`` (the uncased BERT vocabulary has ``una`` and
 gives ``una ##ffa ##ble``). Special tokens written in the text ("[MASK]", exact case) are kept
 whole, as transformers' ``BertTokenizer`` does; the outputs agree with ``BertTokenizer``.

@@ -110,6 +110,22 @@ def _forgot_return(word, merges):
     symbols = list(word) + ["</w>"]  # noqa: F841 (the mistake: computed, never returned)
 
 
+def _consumes_merges(word, merges):
+    """A right replay that empties its list of merges as it goes (merges.pop(0))."""
+    symbols = list(word) + ["</w>"]
+    while merges:
+        symbols = ch10._merge(symbols, merges.pop(0))
+    return symbols
+
+
+def _replaces_text(word, merges):
+    """The string-replace mistake, written as a reader writes it."""
+    text = " ".join(list(word) + ["</w>"])
+    for a, b in merges:
+        text = text.replace(f"{a} {b}", a + b)
+    return text.split()
+
+
 REPLAY_WRONG = [
     (
         "no end-of-word marker",
@@ -152,6 +168,8 @@ REPLAY_WRONG = [
         "went through the list more than once",
     ),
     ("raises", lambda w, m: m[0][5], "raised IndexError"),
+    ("the whole word, no merge applied", lambda w, m: [w + "</w>"], "the whole word as one symbol"),
+    ("merges consumed with pop", _consumes_merges, "emptied or modified the list `merges`"),
 ]
 
 
@@ -365,3 +383,28 @@ def test_the_joined_string_message_names_the_pair_of_the_failing_case():
     message = ch10._joined_replace_message("aaa", merges)
     assert "at the merge ('a', 'a</w>') the text 'aa a</w>' contains 'a a</w>'" in message
     assert "'ba b'" not in message
+
+
+def test_a_changed_list_of_merges_is_told_as_a_list_not_a_tensor():
+    """Reader ch10 s41: a replay that empties `merges` with pop(0) was told about tensors and
+    operations ending in `_`; the message names the list and how to read it unchanged."""
+    message = verdict(_consumes_merges)
+    assert "changed its input number 2 in place" in message
+    assert "the list `merges`" in message and "a `for` loop over `merges`" in message
+    assert "tensor" not in message and "ending in `_`" not in message
+
+
+def test_the_string_replace_diagnosis_fires_only_on_a_string_replace():
+    """Reader ch10 s41: returning the whole word gives the string replacement's ['aaa</w>'] on one
+    case and was told "you replaced text"; the diagnosis now needs the replacement's output on every
+    case, and the whole word has a message of its own."""
+    whole = verdict(lambda w, m: [w + "</w>"])
+    assert "you returned ['aaa</w>']" in whole  # the case where the two coincide
+    assert "replaced text" not in whole and "the whole word as one symbol" in whole
+    replaced = verdict(_replaces_text)
+    assert "you replaced text in the symbols joined with spaces" in replaced
+    assert "the whole word" not in replaced
+    # the reader's own string replacement gives the library's on every case
+    assert all(
+        _replaces_text(w, list(m)) == ch10._joined_replace(w, list(m)) for w, m, _ in ch10._cases()
+    )

@@ -536,11 +536,27 @@ def call(
         fail(f"{message} {advice}" if advice else message)
     for i, (before, after) in enumerate(zip(originals, inputs)):
         if not _same(before, after):
-            _fail_with_hint(
-                f"on the case {case}, `{name}` changed its input number {i + 1} in place (for example with an operation ending in `_` or an indexed assignment). Work on a new tensor: the caller still needs its own.",
-                hints,
-            )
+            _fail_with_hint(_changed_input(func, i, before, name=name, case=case), hints)
     return plain(result)
+
+
+def _changed_input(func: Callable, i: int, before: Any, *, name: str, case: str) -> str:
+    """The feedback for a call that changed its input number i + 1 (``before``, as it came) in place:
+    a tensor's (an operation ending in ``_``), or a plain list's (``pop``, ``append``...; reader
+    ch10 s41: a list emptied by ``merges.pop(0)`` was told about tensors)."""
+    changed = f"on the case {case}, `{name}` changed its input number {i + 1} in place"
+    if any(isinstance(x, Tensor) for x in leaves(before)):
+        return f"{changed} (for example with an operation ending in `_` or an indexed assignment). Work on a new tensor: the caller still needs its own."
+    try:
+        param = list(inspect.signature(func).parameters.values())[i]
+        positional = (param.POSITIONAL_ONLY, param.POSITIONAL_OR_KEYWORD)
+        arg = param.name if param.kind in positional else None  # not the name of *args
+    except (TypeError, ValueError, IndexError):  # no signature to read
+        arg = None
+    named = f" `{arg}`" if arg else ""
+    its = f"the list{named}" if isinstance(before, list) else f"a list inside{named or ' it'}"
+    read = f" (a `for` loop over `{arg}` does)" if arg else ""
+    return f"{changed}: it emptied or modified {its} (for example with pop, remove, append, del or an indexed assignment). Read it without changing it{read}, or work on a copy: the caller still needs its own."
 
 
 def leaves(value: Any):

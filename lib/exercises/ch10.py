@@ -384,6 +384,25 @@ def _joined_replace_message(word: str, merges: list[tuple[str, str]]) -> str:
     return "you replaced text in the symbols joined with spaces. Work on the list of symbols, not on a string."
 
 
+def _replaces_text_everywhere(replay: Callable, cases: list) -> bool:
+    """Whether ``replay`` gives what replacing text in the joined symbols gives on every case: only
+    then is its mistake called that (reader ch10 s41: a replay that returned the whole word was told
+    it replaced text, as joined replacement also gives ['aaa</w>'] on one case)."""
+    for word, merges, _ in cases:
+        try:
+            with _without_apply_bpe(replay):
+                result = call(replay, word, list(merges), name="replay", case=word)
+        except (Exception, _ApplyBpeCalled):  # its error, or a refusal, is another mistake
+            return False
+        if result != _joined_replace(word, list(merges)):
+            return False
+    return True
+
+
+def _whole_word_message(word: str, merges: list[tuple[str, str]]) -> str:
+    return "you returned the whole word as one symbol, but the merges of this case do not join all of it. Start from the characters of the word and '</w>', and apply only the merges of the list, each once, in order."
+
+
 def _no_marker(word: str, merges: list[tuple[str, str]]) -> list[str]:
     return apply_bpe(word, merges, end_of_word=None)
 
@@ -483,7 +502,15 @@ def check_replay(replay: Any) -> str:
             fail(
                 f"on the case {case}, your symbols {result} do not spell the word: joined they give {''.join(result)!r}, expected {word + END_OF_WORD!r}. A merge joins two symbols into one; it never drops or repeats a character."
             )
+        if result in ([word + END_OF_WORD], [word]) and not _replaces_text_everywhere(
+            replay, cases
+        ):
+            fail(
+                f"on the case {case} you returned {result}, expected {expected}: {_whole_word_message(word, list(merges))}"
+            )
         for mistake, message in _MISTAKES:
+            if mistake is _joined_replace and not _replaces_text_everywhere(replay, cases):
+                continue  # the same symbols here by chance, not a replacement in a string
             if result == mistake(word, list(merges)):
                 if callable(message):
                     message = message(word, list(merges))
