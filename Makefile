@@ -50,7 +50,7 @@ help:
 	@echo "make publish check that _build/html is ready for its address (html.baseurl in _config.yml); PUBLISH_DIR=dir copies it there"
 	@echo "make serve-published   serve _build/html at its published path, http://127.0.0.1:8000/attention-book/"
 	@echo "make chapter-times   execute each chapter in a fresh kernel and print its wall time"
-	@echo "make student write the student edition: student/<chapter>.ipynb without the solutions"
+	@echo "make student write the student edition: student/<chapter>.ipynb without the solutions, with where they are on the site (SOLUTIONS=0: with none)"
 	@echo "make test-kernels    the library tests on other CPU kernel paths (KERNEL_CHAPTERS=1: and every chapter)"
 	@echo "make lint    ruff: format check and lint (make format fixes what it can)"
 	@echo "make pdf     the whole book as one PDF (_build/print/attention-book.pdf, Chromium prints the single-page build)"
@@ -156,9 +156,11 @@ test-notebooks: venv
 test-site: venv browser $(SITE) $(PDF) $(EPUB)
 	$(PY) -m pytest tests -m "site or browser" -q
 
-# The student edition: every chapter without its solution cells (tagged "solution"), outputs cleared.
+# The student edition: every chapter without its solution cells (tagged "solution"), outputs cleared;
+# a note where they were says where they are on the site. SOLUTIONS=0 (a course whose own site leaves
+# them out): the notes name no site and say that the teacher has them.
 student: venv
-	$(PY) tools/make_student_edition.py
+	$(PY) tools/make_student_edition.py $(if $(filter 0,$(SOLUTIONS)),--answers-withheld)
 
 chapter-times: venv
 	$(PY) tools/time_chapters.py

@@ -816,7 +816,8 @@ def test_student_edition_has_every_chapter_and_no_solution(student_edition):
                 assert not leaked, f"{student.name}: solution code left in: {leaked}"
             else:
                 assert _squash(cell.source) not in kept
-        assert len(edition.cells) == len(nb.cells) - len(solutions)
+        notes = [c for c in edition.cells if make_student_edition.NOTE_TAG in tags(c)]
+        assert len(edition.cells) == len(nb.cells) - len(solutions) + len(notes)
         checks = [
             c.source
             for c in edition.cells
@@ -825,6 +826,89 @@ def test_student_edition_has_every_chapter_and_no_solution(student_edition):
         assert checks == [f"{e['checker']}({e['args']})" for e in exercises(original)], (
             "the checks are kept"
         )
+
+
+def _solution_runs(nb) -> list[tuple[str, int, list]]:
+    """Each run of consecutive solution cells of a chapter: (its exercise's number, the index of the
+    cell before it, its cells)."""
+    runs, number = [], None
+    for i, cell in enumerate(nb.cells):
+        found = re.match(r"\*\*Exercise (\d+)", cell.source.strip())
+        if cell.cell_type == "markdown" and found and "solution" not in tags(cell):
+            number = found[1]
+        if "solution" in tags(cell):
+            if i and "solution" in tags(nb.cells[i - 1]):
+                runs[-1][2].append(cell)
+            else:
+                runs.append((number, i - 1, [cell]))
+    return runs
+
+
+def test_student_edition_says_where_the_solutions_are(student_edition):
+    """First-time readers of chapters 1, 5 and 8: the student edition said "compare yours with the model
+    answer" and never where the model answer is. Where each exercise's solution cells were, one note
+    names the exercise and the chapter's page on the book's site (html.baseurl), at its Exercises
+    section, "unless your course's copy of the book leaves them out"; the exercises' introduction no
+    longer promises them folded below each check."""
+    import yaml
+
+    config = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+    base = config["html"]["baseurl"].rstrip("/") + "/"
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    for original, student in zip(CHAPTERS, student_edition):
+        nb = nbformat.read(original, as_version=4)
+        edition = nbformat.read(student, as_version=4)
+        # the address: the chapter's page (a page of the book) at its one section "Exercises"
+        url = f"{base}notebooks/{original.stem}.html#exercises"
+        assert f"file: notebooks/{original.stem}\n" in toc
+        headings = [
+            line
+            for c in nb.cells
+            if c.cell_type == "markdown"
+            for line in c.source.splitlines()
+            if line.startswith("#")
+        ]
+        assert headings.count("## Exercises") == 1, original.name
+        runs = _solution_runs(nb)
+        numbers = [
+            m[1]
+            for c in nb.cells
+            if c.cell_type == "markdown" and (m := re.match(r"\*\*Exercise (\d+)", c.source))
+        ]
+        assert [n for n, _, _ in runs] == numbers, f"{original.name}: one run of solutions each"
+        ids = [c.get("id") for c in edition.cells]
+        assert len(set(ids)) == len(ids)
+        notes = [
+            (i, c) for i, c in enumerate(edition.cells) if make_student_edition.NOTE_TAG in tags(c)
+        ]
+        assert len(notes) == len(runs), original.name
+        for (number, before, removed), (i, note) in zip(runs, notes):
+            text = _squash(note.source)
+            # in place of the solutions: right after the cell that preceded them (the reader's check)
+            assert edition.cells[i - 1].source == nb.cells[before].source
+            assert text.startswith(f"**Exercise {number}'s worked solution"), text
+            assert f"<{url}>" in text and f"under Exercise {number}," in text
+            assert "unless your course's copy of the book leaves" in text
+            answer = any('<details class="model-answer">' in c.source for c in removed)
+            assert ("model answer" in text) == answer, text
+        intro = _squash("\n".join(c.source for c in edition.cells if c.cell_type == "markdown"))
+        assert "folded together" not in intro and "leaves the solutions out" not in intro
+        assert make_student_edition.FOLDED_STUDENT in intro, original.name
+
+
+def test_student_edition_for_a_course_without_answers_names_no_site():
+    """`make student SOLUTIONS=0` (--answers-withheld), for a course whose own site leaves the answers
+    out (`make book SOLUTIONS=0`): the notes point to the teacher, not to any site."""
+    for path in CHAPTERS[:: len(CHAPTERS) - 1]:  # the first chapter and the last
+        nb = nbformat.read(path, as_version=4)
+        edition = make_student_edition.student_notebook(nb, path.stem, withheld=True)
+        notes = [c.source for c in edition.cells if make_student_edition.NOTE_TAG in tags(c)]
+        assert notes and len(notes) == len(_solution_runs(nb))
+        for note in notes:
+            assert "://" not in note and "site" not in note and "your teacher has" in note
+        text = _squash("\n".join(c.source for c in edition.cells))
+        assert make_student_edition.base_url() not in text
+        assert make_student_edition.FOLDED_WITHHELD in text and "folded together" not in text
 
 
 def test_the_leak_test_finds_solution_statements():

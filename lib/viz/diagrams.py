@@ -151,8 +151,9 @@ def seq2seq_diagram(source, target, *, d_hidden=64, with_attention=False, narrow
     its context: the plain decoder gets the same c at every step (the bottleneck); the attentive one
     a c_t of its own, computed from the previous state s_{t-1} and every h_j (eq. 6 of Bahdanau et
     al.). ``d_hidden``: the GRU's width in each direction. ``narrow``: drawn for a phone's column,
-    the decoder above the encoder on a canvas 4.92 inches wide, at 15 points, the words 13 (under
-    600 px at 110 dpi: a phone shows it whole at 328 px, its text 12 CSS px or more).
+    the decoder above the encoder, c under s_0, on a canvas 4.92 inches wide, at 15 points, the
+    words 13.5 (under 600 px at 110 dpi: a phone shows it whole at 328 px, its text 12 CSS px or
+    more).
     The output layer, which also reads the context and the previous word, is not drawn. Returns
     the Figure."""
     src, tgt = _words(source, "source", 4), _words(target, "target", 4)
@@ -224,7 +225,9 @@ def _seq2seq_layout(narrow, n_src, T, alt):
     columns (xe), the summary c's and s_0's (x_c, x_s0), the decoder's steps (xd) and their context
     boxes (xc), ``pitch`` apart; narrow, the decoder's row above the encoder's."""
     font = _SEQ2SEQ_NARROW_FONT if narrow else _FONT
-    word_font = _phone_font(5.65 * _SEQ2SEQ_NARROW_SCALE) if narrow else _FONT
+    # narrow, the words half a point above the phone's rule (13 points): the steps 0.95 apart have
+    # room for it, and at 13 they were the smallest text of chapter 1 (a reader's report)
+    word_font = _phone_font(5.65 * _SEQ2SEQ_NARROW_SCALE) + 0.5 if narrow else _FONT
     g = SimpleNamespace(narrow=narrow, font=font, word_font=word_font, y_grey=None, w_s0=0.56)
     if narrow:  # the decoder's row above the encoder's; c and s_0 at the left of the decoder's
         fig, ax = _canvas(5.65, 7.95, alt, scale=_SEQ2SEQ_NARROW_SCALE)
@@ -234,23 +237,27 @@ def _seq2seq_layout(narrow, n_src, T, alt):
             y + 1.45 for y in rows[:-1]
         )
         g.y_title = rows[-1] + 1.45
-        g.xe = [1.4 + 0.88 * j for j in range(n_src)]
+        g.xe = [1.4 + 0.95 * j for j in range(n_src)]
         # c and s_0 narrower and its grey bus (with attention) at the canvas's edge: the bus runs
         # up left of c, clear of it, not along its edge, where it read as c feeding the contexts
         # (a reader's report on Fig. 1.3); the decoder's steps wide apart, for its words' boxes
-        g.x_c, g.w_c, g.x_bus, g.x_s0, g.w_s0, g.pitch = 0.27, 0.3, 0.03, 0.76, 0.46, 0.88
-        g.w_word = 0.82
+        # c under s_0, not beside it (a reader's report on Figs. 1.3 and 1.4: in c's column the
+        # decoder's word boxes touched): the five steps take its width, 0.95 apart, not 0.88, and
+        # the encoder's words as far apart
+        g.x_c, g.w_c, g.x_bus, g.x_s0, g.w_s0, g.pitch = 0.33, 0.3, 0.03, 0.33, 0.46, 0.95
+        g.w_word, g.y_c = 0.82, g.y_in
     else:
         fig, ax = _canvas(9.4, 4.9, alt)
         g.y_loop, g.y_src, g.y_h = 0.32, 0.8, 2.0
         g.y_in, g.y_cell, g.y_ctx, g.y_out, g.y_bus, g.y_title = 0.8, 2.0, 2.8, 3.6, 4.1, 4.6
         g.xe = [0.6 + 0.8 * j for j in range(n_src)]
         g.x_c, g.w_c, g.x_s0, g.pitch = 3.75, 0.5, 4.55, 0.88
-        g.w_word = 0.74
+        g.w_word, g.y_c = 0.74, g.y_cell
     g.h_cell, g.h_ctx = 0.55, 0.4
     g.xd = [g.x_s0 + g.pitch * (t + 1) for t in range(T)]
     g.xc = [x - g.pitch / 2 for x in g.xd]  # the context box of each step, between s_{t-1} and s_t
     g.top, g.bottom = g.y_cell + g.h_cell / 2, g.y_cell - g.h_cell / 2
+    g.c_top, g.c_bottom = g.y_c + g.h_cell / 2, g.y_c - g.h_cell / 2  # the summary c's box
     g.h_top, g.h_bottom = g.y_h + g.h_cell / 2, g.y_h - g.h_cell / 2
     return fig, ax, g
 
@@ -277,7 +284,7 @@ def _draw_summary(ax, g):
             [g.xe[-1] + 0.3, g.xe[-1] + 0.55, g.xe[-1] + 0.55, g.x_c - 0.12, g.x_c - 0.12],
             [g.y_h, g.y_h, g.y_loop, g.y_loop, g.y_grey + 0.05],
         )
-        _arrow(ax, g.x_c - 0.12, g.y_grey + 0.05, g.x_c - 0.12, g.bottom)
+        _arrow(ax, g.x_c - 0.12, g.y_grey + 0.05, g.x_c - 0.12, g.c_bottom)
         ax.text(
             g.xe[-1] + 0.72,
             g.y_h + 0.3,
@@ -286,7 +293,7 @@ def _draw_summary(ax, g):
         )
         # the backward GRU's last state: left of h_1, straight up into c
         _line(ax, [g.xe[0] - 0.3, g.x_c + 0.12], [g.y_h, g.y_h])
-        _arrow(ax, g.x_c + 0.12, g.y_h, g.x_c + 0.12, g.bottom)
+        _arrow(ax, g.x_c + 0.12, g.y_h, g.x_c + 0.12, g.c_bottom)
         ax.text(
             g.x_c + 0.5,
             g.y_h + 0.32,
@@ -306,8 +313,11 @@ def _draw_summary(ax, g):
         ax.text(
             (g.xe[0] + g.xe[-1]) / 2, g.y_loop - 0.17, "$\\overleftarrow{\\mathbf{h}}_1$", **_t()
         )
-    _box(ax, g.x_c, g.y_cell, "$\\mathbf{c}$", "ctx", w=g.w_c, h=g.h_cell, fontsize=g.font)
-    _arrow(ax, g.x_c + g.w_c / 2, g.y_cell, g.x_s0 - g.w_s0 / 2, g.y_cell)
+    _box(ax, g.x_c, g.y_c, "$\\mathbf{c}$", "ctx", w=g.w_c, h=g.h_cell, fontsize=g.font)
+    if g.narrow:  # c under s_0
+        _arrow(ax, g.x_c, g.c_top, g.x_s0, g.bottom)
+    else:
+        _arrow(ax, g.x_c + g.w_c / 2, g.y_cell, g.x_s0 - g.w_s0 / 2, g.y_cell)
     _box(ax, g.x_s0, g.y_cell, "$\\mathbf{s}_0$", "rnn", w=g.w_s0, h=g.h_cell, fontsize=g.font)
     if g.narrow:
         ax.text(
@@ -379,7 +389,14 @@ def _draw_context_lines(ax, g, with_attention, d_hidden):
         _line(ax, [g.xe[0], g.xc[-1]], [g.y_bus, g.y_bus], color="0.45")
         note = "red: $\\mathbf{c}_t=\\sum_j\\alpha_{tj}\\mathbf{h}_j$, a new context at every step"
     else:  # the one summary, to every step
-        _line(ax, [g.x_c, g.x_c, g.xc[-1]], [g.top, g.y_bus, g.y_bus], color=_CTX, lw=1.3)
+        # narrow, from c's left side round s_0 (c is under it); wide, from c's top
+        xs, ys = [g.x_c, g.x_c, g.xc[-1]], [g.top, g.y_bus, g.y_bus]
+        if g.narrow:
+            xs, ys = (
+                [g.x_c - g.w_c / 2, g.x_bus, g.x_bus, g.xc[-1]],
+                [g.y_c, g.y_c, g.y_bus, g.y_bus],
+            )
+        _line(ax, xs, ys, color=_CTX, lw=1.3)
         note = f"red: the same $\\mathbf{{c}}$, {2 * d_hidden} numbers, at every step"
     return note
 

@@ -133,3 +133,25 @@ def test_every_verdict_of_a_worked_solution_is_in_a_fold(site):
                 verdict.get_text()[:80],
             )
     assert total >= 30  # one per checked exercise
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda p: p.stem)
+def test_the_student_editions_address_leads_to_the_folds(site, chapter):
+    """The student edition sends the reader to each exercise's worked solution on the site
+    (tools/make_student_edition.py's notes): its address is this page's section that holds every fold."""
+    import sys
+
+    from bs4 import BeautifulSoup
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import make_student_edition
+
+    url = make_student_edition.page_url(chapter.stem)
+    base = make_student_edition.base_url()
+    assert url.startswith(base)
+    path, anchor = url.removeprefix(base).split("#")
+    soup = BeautifulSoup((site / path).read_text(encoding="utf-8"), "html.parser")
+    section = soup.find("section", id=anchor)
+    assert section, f"{path}: no section #{anchor}"
+    exercises = solution_texts(chapter)[0]
+    assert len(section.find_all("details", class_="exercise-solution")) == exercises
