@@ -76,62 +76,81 @@ def test_check_other_adjectives_judges_no_prediction_before_the_weights(predicti
     assert verdict.message == ch15.check_other_adjectives(True, False).message
 
 
-def _other_head(adjective: str) -> tuple[float, int, int]:
-    """A weight from *it* to *animal* of another head than (3, 1), at least 0.02 from every weight the
-    checker knows, and its layer and head."""
+def _other_heads(adjective: str) -> list[tuple[float, int, int]]:
+    """Weights from *it* to *animal* of heads other than (3, 1), each at least 0.02 from every weight
+    the checker knows and at least OTHER_HEADS from every other head's (so that a three-decimal
+    rounding still points at one head), with their layer and head: the largest such weight and the
+    smallest."""
     att = ch15._adjective_attention(adjective)[:, :, 10, 2]  # [L, H]
     known = [w for pair in ch15.WEIGHTS.values() for w in pair]
+    found = []
     for k in att.flatten().argsort(descending=True).tolist():
         layer, head = divmod(k, 12)
-        weight = round(att[layer, head].item(), 3)
-        if (layer, head) != (3, 1) and all(abs(weight - w) > 0.02 for w in known):
-            return weight, layer, head
-    raise AssertionError("no other head")
+        weight = att[layer, head].item()
+        others = torch.cat([att.flatten()[:k], att.flatten()[k + 1 :]])
+        alone = (others - weight).abs().min().item() >= ch15.OTHER_HEADS + ch15.SAME_HEAD
+        if (layer, head) != (3, 1) and alone and all(abs(weight - w) > 0.02 for w in known):
+            found.append((weight, layer, head))
+    assert len(found) >= 2, "no other head stands alone"
+    return [found[0], found[-1]]
 
 
-ADJECTIVES_WRONG = [
-    ((False, False, *RIGHT), "scared_above_half = False is not what the head does"),
-    ((True, True, *RIGHT), "set both beside the same weights in the *wide* sentence"),
-    # reader s39: right measurements beside a wrong prediction are said to be right
-    ((True, True, *RIGHT), "your w_scared and w_narrow are right (keep them); narrow_above"),
-    (("maybe", False), "scared_above_half should be True or False"),
-    (("yes", False), "scared_above_half should be True or False"),
-    ((1, False), "scared_above_half should be True or False"),
-    ((True, 0), "narrow_above_half should be True or False"),
-    ((True, 0.35), "narrow_above_half should be True or False"),
-    # the measured weights
-    ((True, False, 0.060, 0.350), "w_scared = 0.06 is the weight from *it* to *street*"),
-    ((True, False, 0.608, 0.221), "w_narrow = 0.221 is the weight from *it* to *street*"),
-    ((True, False, 60.8, 0.350), "w_scared = 60.8 looks like a percentage"),
-    ((True, False, 0.6, 0.350), "w_scared = 0.6 is rounded to one decimal"),
-    ((True, False, 0.68, 0.350), "the *tired* sentence. `read` the *scared* sentence instead"),
-    ((True, False, 0.608, 0.28), "the *wide* sentence. `read` the *narrow* sentence instead"),
-    ((True, False, 0.042, 0.350), "w_scared = 0.042 is the weight from *animal* to *it*"),
-    ((True, False, 0.5, 0.350), "w_scared = 0.5 is not the weight of layer 3, head 1"),
-    ((True, False, "0.61", 0.350), "w_scared should be a number"),
-    ((True, False, 0.608, True), "w_narrow should be a number"),
-]
-
-
-@pytest.mark.parametrize(
-    "args, message", ADJECTIVES_WRONG, ids=[m[:30] for _, m in ADJECTIVES_WRONG]
-)
-def test_check_other_adjectives_rejects(args, message):
-    with pytest.raises(ExerciseFailed, match=re.escape(message)) as failure:
-        ch15.check_other_adjectives(*args)
-    # neither the measured weights (but those given) nor the conclusion the exercise asks for
-    given = {a if isinstance(a, str) else f"{a:g}" for a in args if isinstance(a, (float, str))}
-    for weight in ("0.61", "0.35", "0.68", "0.28", "0.22", "0.06"):
-        assert weight not in failure.value.message or any(g.startswith(weight) for g in given)
-    assert "describe" not in failure.value.message
+def _with(adjective: str, weight: float) -> tuple:
+    """The arguments of check_other_adjectives with ``weight`` as the measured weight of ``adjective``."""
+    return (True, False, weight, 0.350) if adjective == "scared" else (True, False, 0.608, weight)
 
 
 @pytest.mark.parametrize("adjective", ["scared", "narrow"])
 def test_check_other_adjectives_names_the_other_head(adjective):
-    weight, layer, head = _other_head(adjective)
-    args = (True, False, weight, 0.350) if adjective == "scared" else (True, False, 0.608, weight)
-    with pytest.raises(ExerciseFailed, match=re.escape(f"of layer {layer}, head {head}.")):
-        ch15.check_other_adjectives(*args)
+    for weight, layer, head in _other_heads(adjective):
+        # as read from att (float precision), and rounded to three decimals
+        for given in (weight, round(weight, 3)):
+            with pytest.raises(ExerciseFailed, match=re.escape(f"of layer {layer}, head {head}.")):
+                ch15.check_other_adjectives(*_with(adjective, given))
+
+
+def _generic(adjective: str) -> str:
+    return (
+        f"is not the weight of layer 3, head 1 from 'it' to 'animal' in the '{adjective}' sentence"
+    )
+
+
+@pytest.mark.parametrize("adjective", ["scared", "narrow"])
+def test_check_other_adjectives_names_no_head_that_a_number_only_lands_near(adjective):
+    """Review s41, T1: the 72 weights lie closer together than 0.005, so a wrong number was often said
+    to be some head's weight. The reader's two examples: the mean over layer 3's heads ("layer 4, head
+    0" in the scared sentence, 0.001 away) and the weight one token off (att[3, 1, 9, 1], "layer 2, head
+    5", 0.003 away). Neither names a head now; nor does a number between two heads 0.001 apart."""
+    att = ch15._adjective_attention(adjective)
+    weights = att[:, :, 10, 2]  # [L, H]
+    for wrong in (weights[3].mean().item(), att[3, 1, 9, 1].item()):
+        with pytest.raises(ExerciseFailed, match=re.escape(_generic(adjective))) as failure:
+            ch15.check_other_adjectives(*_with(adjective, wrong))
+        assert "'animal' of layer" not in failure.value.message
+    # two heads whose weights are less than OTHER_HEADS / 2 apart: a number rounded to three decimals
+    # or between them names neither; only the exact weight of one, read from att, names it
+    w = weights.flatten().sort().values
+    close = [
+        (a, b)
+        for a, b in zip(w.tolist(), w[1:].tolist())
+        if 1e-4 < b - a < ch15.OTHER_HEADS / 2 and 0.01 < a and b < 0.2
+    ]
+    a, b = close[0]
+    for given in (round(a, 3), (a + b) / 2):
+        with pytest.raises(ExerciseFailed, match=re.escape(_generic(adjective))):
+            ch15.check_other_adjectives(*_with(adjective, given))
+    assert ch15._matching_head(a, weights) is not None
+
+
+@pytest.mark.parametrize("adjective, slip", [("scared", 0.584), ("narrow", 0.293)])
+def test_check_other_adjectives_asks_about_the_final_period(adjective, slip):
+    """Reader s41: the sentence read without its final period (0.584 for 'scared', not 0.608), a likely
+    slip since the chapter Self-attention read its sentences so."""
+    without = ch15._adjective_attention(adjective, period=False)[3, 1, 10, 2].item()
+    assert f"{without:.3f}" == f"{slip:.3f}"
+    for given in (without, round(without, 2)):
+        with pytest.raises(ExerciseFailed, match=re.escape("Did you keep the final '.'?")):
+            ch15.check_other_adjectives(*_with(adjective, given))
 
 
 def test_check_other_adjectives_names_both_wrong_predictions_at_once():
@@ -346,7 +365,7 @@ EMBED_WRONG = [
     (
         "random unit vectors",
         lambda m, t, x: torch.nn.functional.normalize(torch.randn(len(x), 384), dim=-1),
-        "the largest difference is",
+        "its largest difference is",
     ),
     ("forgot return", _forgot_return, "forget the `return` statement"),
     ("uses the texts as ids", lambda m, t, x: m(torch.tensor(x)), "raised"),
@@ -388,9 +407,28 @@ def test_check_embed_reports_a_wrong_direction_by_cosine_and_a_live_dimension():
     with pytest.raises(ExerciseFailed) as failed:
         ch15.check_embed(wrong)
     message = str(failed.value)
-    assert "has cosine" in message and "among the dimensions that are not about 0" in message
+    assert "has cosine" in message and "dimensions that this model leaves at about 0" in message
     index = int(re.search(r"at index \[\d+, (\d+)\]", message).group(1))
     assert index not in dead and "e-3" not in message
+
+
+def test_check_embed_names_one_sentence_in_its_difference():
+    """Review s41, T3: with max pooling, the message named sentence 2 by its cosine and gave the largest
+    difference at index [0, 99], in sentence 0. The index is now in the sentence the message names."""
+
+    def max_pooled(m, t, x):
+        batch = t.encode_batch(x)
+        with torch.no_grad():
+            h = m(batch.input_ids, attention_mask=batch.attention_mask).sequence_output
+        h = h.masked_fill(batch.attention_mask[..., None] == 0, float("-inf"))
+        return F.normalize(h.amax(1), dim=-1)
+
+    with pytest.raises(ExerciseFailed) as failed:
+        ch15.check_embed(max_pooled)
+    message = str(failed.value)
+    named = re.search(r"your vector of sentence (\d+) \(counting from 0\) has cosine", message)
+    index = re.search(r"at index \[(\d+), \d+\]", message)
+    assert named and index and named.group(1) == index.group(1)
 
 
 @pytest.mark.parametrize("answer", PATHOLOGICAL, ids=range(len(PATHOLOGICAL)))

@@ -437,12 +437,12 @@ OTHER_PREDICTIONS = [
     (
         ch15.check_other_adjectives,
         (True, True, 0.608, 0.350),
-        "beside the same weights in the *wide* sentence",
+        "compare both with the same weights in the 'wide' sentence",
     ),
     (
         ch15.check_other_adjectives,
         (False, False, 0.608, 0.350),
-        "beside the same weight in the *tired* sentence",
+        "Compare it with the same weight in the 'tired' sentence",
     ),
 ]
 
