@@ -38,9 +38,9 @@ __all__ = ["check_without_positions", "check_word_importance"]
 # --- exercise 2: no row and column embeddings ----------------------------------------------------------------
 
 
-def exact_by_shapes(captioner: Any) -> dict[int, float]:
-    """The share of exactly right captions by number of shapes (1, 2, 3), as the chapter measures it:
-    greedy captions of the 300 test images (``shapes.generate_images(300, seed=1)``)."""
+def _test_captions(captioner: Any) -> tuple[Any, list]:
+    """Greedy captions (token ids) of the chapter's 300 test images
+    (``shapes.generate_images(300, seed=1)``), and the images."""
     from ..captioning import greedy_decode
     from ..data import shapes
 
@@ -52,6 +52,15 @@ def exact_by_shapes(captioner: Any) -> dict[int, float]:
         bos_id=shapes.VOCAB.bos_id,
         eos_id=shapes.VOCAB.eos_id,
     )
+    return tokens, images
+
+
+def exact_by_shapes(captioner: Any) -> dict[int, float]:
+    """The share of exactly right captions by number of shapes (1, 2, 3), as the chapter measures it:
+    greedy captions of the 300 test images (``shapes.generate_images(300, seed=1)``)."""
+    from ..data import shapes
+
+    tokens, images = _test_captions(captioner)
     right = [shapes.VOCAB.decode(t) == list(ex.caption) for t, ex in zip(tokens, images)]
     return {
         k: sum(r for r, ex in zip(right, images) if len(ex.items) == k)
@@ -64,17 +73,9 @@ def three_shape_errors(captioner: Any) -> tuple[int, int]:
     """The three-shape test captions ``captioner`` gets wrong, and how many of them name the right
     shapes in the wrong order (the chapter's solution counts them the same way): greedy captions of
     the 300 test images, as :func:`exact_by_shapes` writes them."""
-    from ..captioning import greedy_decode
     from ..data import shapes
 
-    images = shapes.generate_images(300, seed=1)
-    tokens, _, _ = greedy_decode(
-        captioner,
-        shapes.make_batch(images).images,
-        max_len=12,
-        bos_id=shapes.VOCAB.bos_id,
-        eos_id=shapes.VOCAB.eos_id,
-    )
+    tokens, images = _test_captions(captioner)
     wrong = in_wrong_order = 0
     for t, ex in zip(tokens, images):
         if len(ex.items) == 3:
