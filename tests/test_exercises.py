@@ -972,7 +972,7 @@ def _blind_captioner(blind=True):
     from lib.captioning import Captioner
     from lib.data.shapes import VOCAB
 
-    torch.manual_seed(0)
+    torch.manual_seed(0 if blind else 1)  # two models, as a student's two: not the same weights
     m = Captioner(len(VOCAB), d_feature=64, d_emb=32, d_hidden=64, d_attn=32)
     if blind:
         with torch.no_grad():
@@ -1591,6 +1591,24 @@ def test_the_blind_model_is_checked_before_the_predictions():
         untrained.encoder.row_embedding.weight[0, 0] = 1.0
     with pytest.raises(ExerciseFailed, match="still has row and column embeddings"):
         ch05.check_without_positions(3, True, untrained, model)
+
+
+def test_the_chapters_own_model_with_its_embeddings_zeroed_is_not_a_blind_model():
+    """Reader s41b, ch05: a copy of the chapter's trained model with its row and column embeddings
+    zeroed passed the check ("loses 6, 28, 45 points"), though it measures a model trained with
+    positions and deprived of them, not one that learned without them."""
+    import copy
+
+    model = _blind_captioner(blind=False)
+    zeroed = copy.deepcopy(model)
+    with torch.no_grad():
+        zeroed.encoder.row_embedding.weight.zero_()
+        zeroed.encoder.col_embedding.weight.zero_()
+    with pytest.raises(ExerciseFailed, match="has the chapter's trained weights.*fresh Captioner"):
+        ch05.check_without_positions(3, False, zeroed, model)
+    # a fresh captioner with the same shapes is not taken for a copy
+    verdict = ch05_without_positions(3, False)
+    assert verdict.passed
 
 
 def test_the_chapters_model_is_read_from_the_notebook_when_not_passed():

@@ -162,6 +162,16 @@ def _blind_drops(blind_model: Any, model: Any) -> dict[int, float]:
         fail(
             "model, the chapter's captioner, has lost its row and column embeddings (they are all zero): zero those of a fresh Captioner, blind_model, and keep the chapter's model as it was trained."
         )
+    embeddings = {"encoder.row_embedding.weight", "encoder.col_embedding.weight"}
+    theirs = dict(model.named_parameters())
+    if all(
+        name in theirs and p.shape == theirs[name].shape and torch.equal(p, theirs[name])
+        for name, p in blind_model.named_parameters()
+        if name not in embeddings
+    ):
+        fail(
+            "blind_model has the chapter's trained weights, with only its row and column embeddings zeroed: that measures a model trained WITH positions and then deprived of them, not one that learned without them. Make a fresh Captioner, zero and freeze its embeddings, and train it as the chapter's was."
+        )
     measured = exact_by_shapes(blind_model)
     if measured[1] < 0.5:
         fail(
