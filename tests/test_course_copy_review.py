@@ -188,8 +188,9 @@ EVE_14 = (
 )
 
 
-def _write_exercise_3(course, chapter, student, answer, outputs):
-    """Put ``answer`` in a submission's exercise-3 written cell and ``outputs`` under its code cell."""
+def _write_exercise_3(course, chapter, student, answer, outputs, code="run_experiment()"):
+    """Put ``answer`` in a submission's exercise-3 written cell and ``outputs`` under its code cell,
+    whose template gets the line ``code`` where it has outputs (the run that printed them)."""
     path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
@@ -198,6 +199,8 @@ def _write_exercise_3(course, chapter, student, answer, outputs):
             cell.source = answer
         elif grade_id == "ex3_answer":
             cell.outputs = outputs
+            if outputs and code:
+                cell.source += "\n" + code
     nbformat.write(nb, path)
 
 
@@ -220,6 +223,62 @@ def test_an_answer_quoting_the_books_numbers_with_no_run_is_flagged(tmp_path):
     assert len(flags) == 1 and flags[0].startswith(f"eve ex3_written: {grade_course.BOOK_NUMBERS}")
     assert "(it quotes 48.1, 60%;" in flags[0]
     assert "the code cell ex3_answer printed no number" in flags[0]
+
+
+# alice's run of chapter 04's exercise 3 in review s41: the worked experiment's Markdown table
+TABLE_04 = (
+    "| k = 8 | λ = 0 | λ = 0.5 | λ = 1 |\n|---|---|---|---|\n"
+    "| plain: mean length / exact | 20.18 / 10% | 20.36 / 14% | 21.90 / 14% |\n"
+    "| attention: mean length / exact | 20.44 / 94% | 20.44 / 94% | 20.44 / 94% |"
+)
+ANSWER_04 = (
+    "Normalisation matters when the model is not sure of the length: the plain model's outputs get"
+    " longer (20.2 to 21.9 words). For the attention model it changes nothing (20.44 words, 94%)."
+)
+
+
+def test_a_displayed_table_is_a_run_and_an_output_under_no_code_is_not(
+    tmp_path, monkeypatch, capsys
+):
+    """Lecturer review s41, M1: alice ran chapter 04's worked experiment, which shows a Markdown
+    table (display_data, its text/plain "<IPython.core.display.Markdown object>"), and was flagged
+    "printed no number"; ivan typed the book's numbers as the output of a cell holding only
+    "# ran it in Colab" and passed. A displayed result (text/markdown, text/html, text/plain) is a
+    run; an output under a cell with no code is flagged, here and among the flags saved."""
+    make_course.write_course(tmp_path, ["04"])
+    chapter = next((tmp_path / "source").iterdir()).name
+    names = ["alice", "carol", "ivan"]
+    _submit_answers(
+        tmp_path, chapter, "none", grade_course.SOLUTION_MARKS[0], dict.fromkeys(names, "")
+    )
+    markdown = nbformat.v4.new_output(
+        "display_data",
+        data={"text/markdown": TABLE_04, "text/plain": "<IPython.core.display.Markdown object>"},
+    )
+    html = nbformat.v4.new_output(
+        "execute_result",
+        data={"text/html": "<table><tr><td>20.18</td><td>21.90</td></tr></table>"},
+        execution_count=3,
+    )
+    typed = nbformat.v4.new_output("stream", text="lam 0: 20.18, exact 10%\nlam 1: 21.90, 14%\n")
+    _write_exercise_3(tmp_path, chapter, "alice", ANSWER_04, [markdown])
+    _write_exercise_3(tmp_path, chapter, "carol", ANSWER_04, [html])
+    _write_exercise_3(tmp_path, chapter, "ivan", ANSWER_04, [typed], code="# ran it in Colab")
+    flags = grade_course.book_numbers_flags(tmp_path, chapter, names)
+    assert len(flags) == 1 and flags[0].startswith(f"ivan ex3_written: {grade_course.BOOK_NUMBERS}")
+    assert "the code cell ex3_answer holds no code, its output typed in" in flags[0]
+    typed_lines = grade_course.typed_outputs(tmp_path, chapter, names)
+    assert typed_lines == [f"ivan ex3_answer: {grade_course.TYPED_OUTPUT}"]
+    for name in ("FLAGGED", "REFUSED", "REPAIRED"):  # {student: ...} of this run
+        monkeypatch.setattr(grade_course, name, {}, raising=False)
+    for name in ("copy_flags", "code_copy_flags"):
+        monkeypatch.setattr(grade_course, name, lambda *a: [])
+    grade_course._print_flags(tmp_path, chapter, names, [])
+    out = capsys.readouterr().out
+    assert "outputs with no code (1:" in out and typed_lines[0] in out
+    saved = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    assert set(saved) == {"ivan"}
+    assert f"ex3_answer {grade_course.TYPED_OUTPUT}" in saved["ivan"]
 
 
 @pytest.mark.parametrize("setting", ["flag", "allowed", "zero"])

@@ -287,6 +287,29 @@ def test_predictions_a_check_stops_before_are_judged_against_the_book(monkeypatc
     assert "unjudged_predictions(" in source
 
 
+def test_chapter_4s_predictions_are_judged_beside_a_wrong_measurement():
+    """Lecturer review s41, m1: carol predicted chapter 4's articles_left=True, ne_left=False (both
+    wrong) with ne_share_left=0.94; the verdict said only "ne_share_left = 0.94 is close but rounded".
+    The worked solution writes its predictions on one line, ``articles_left, ne_left = False, True``,
+    which the grader did not read as the book's values: each is now judged at collection."""
+    import grade_course
+
+    assert grade_course.solution_literals("a, b = False, 3\nc = 'x'\nd, e = f()") == {
+        "a": False,
+        "b": 3,
+        "c": "x",
+    }
+    graded, _ = _course("04_bahdanau_and_luong", True)
+    _, exercises = grade_course.plan_chapter(graded)
+    (ex1,) = [e for e in exercises if e.test == "ex1_test"]
+    assert ex1.collected and ex1.references == {"articles_left": False, "ne_left": True}
+    first = "ne_share_left = 0.94 is close but rounded: give the share unrounded ..."
+    said = grade_course.unjudged_predictions(ex1.references, ex1.args, [True, False, 0.94], first)
+    assert said == f"\n{grade_course.UNJUDGED} articles_left: not right; ne_left: not right."
+    said = grade_course.unjudged_predictions(ex1.references, ex1.args, [False, True, 93.8], first)
+    assert said.endswith("articles_left: right; ne_left: right.")
+
+
 def test_chapter_10_and_13_measurements_carry_no_points_of_their_own():
     """Lecturer review s22, S2 and S4: chapter 10's exercise 3 (cased_per_unit, 1.279) and chapter
     13's exercise 3 (first_word_accuracy, 0.478) are measurements, the same for every student and

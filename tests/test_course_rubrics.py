@@ -279,6 +279,15 @@ def test_each_point_is_the_claim_its_question_asks_for():
     assert not [q for parts in ch18.values() for q, _ in parts if "print" in q.lower()]
 
 
+def test_an_italic_sub_heading_is_not_part_of_a_rubrics_question():
+    """Lecturer review s41, m5: chapter 4's exercise 3 rubric's first part read "*The questions.*
+    When does normalisation matter?": the statement's sub-heading, not the question."""
+    nb = nbformat.read(ROOT / "notebooks" / "04_bahdanau_and_luong.ipynb", as_version=4)
+    statements = [c.source for c in nb.cells if c.cell_type == "markdown"]
+    (ex3,) = [s for s in statements if s.startswith("**Exercise 3 ")]
+    assert make_course.parts(ex3)[0] == "When does normalisation matter?"
+
+
 def test_a_written_part_is_its_question_not_the_code_cells_orders():
     """Lecturer review s22, M3: chapter 13's exercise 3 asked, as its first written part, "Then
     measure it (`first_word_accuracy`, ...), write your fine-tuned classifier ..., and explain the

@@ -7,6 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -105,6 +106,82 @@ def test_a_cell_with_nbgrader_metadata_but_no_grade_id_is_repaired(tmp_path):
     assert repaired.cells[0].metadata["nbgrader"]["grade_id"] == "ex1_answer"
     assert (tmp_path / "ch.ipynb.before-repair").exists()
     assert grade_course.repair_duplicates(path) == []  # nothing left to repair
+
+
+def test_changed_nbgrader_metadata_is_set_back_from_the_courses_notebook(
+    tmp_path, monkeypatch, capsys
+):
+    """Lecturer review s41, M2: ivan set ``grade`` to False on chapter 06's ex2_written (nbgrader:
+    "ValidationError: Markdown solution cell is not marked as a grade cell: 16 and orange.") and
+    added a graded cell of his own, ex9_bonus, 100 points (a bare "KeyError: 'grade_id'"): both
+    notebooks were refused whole, 0 and no feedback. The grader sets the course's metadata back, keeps
+    his own cell ungraded, keeps the notebook as submitted, says so per cell, and names the cell of a
+    refusal."""
+    import grade_course
+    import make_course
+    import nbformat
+    from nbgrader.nbgraderformat import MetadataValidator, ValidationError
+
+    make_course.write_course(tmp_path, ["06"])
+    chapter = next((tmp_path / "source").iterdir()).name
+    _submit_answers(tmp_path, chapter, "none", grade_course.SOLUTION_MARKS[0], {"ivan": ""})
+    path = tmp_path / "submitted" / "ivan" / chapter / f"{chapter}.ipynb"
+    nb = nbformat.read(path, as_version=4)
+    index = {c.metadata.get("nbgrader", {}).get("grade_id"): i for i, c in enumerate(nb.cells)}
+    written = nb.cells[index["ex2_written"]]
+    written.source = "16 and orange."
+    written.metadata["nbgrader"]["grade"] = False
+    nb.cells[index["ex2_test"]].metadata["nbgrader"]["points"] = 200
+    bonus = nbformat.v4.new_code_cell("print('bonus')")
+    bonus.metadata["nbgrader"] = {
+        "grade": True, "solution": False, "locked": False, "points": 100,
+        "grade_id": "ex9_bonus", "schema_version": 3,
+    }  # fmt: skip
+    nb.cells.append(bonus)
+    nbformat.write(nb, path)
+    with pytest.raises(ValidationError, match="not marked as a grade cell: 16 and orange"):
+        MetadataValidator().validate_nb(nbformat.read(path, as_version=4))
+    reason = (
+        "jsonschema.exceptions.ValidationError: Markdown solution cell is not marked as a grade"
+        " cell: 16 and orange."
+    )
+    (named,) = grade_course.refused_cells(path, reason)
+    assert named.startswith(
+        f"(that is cell {index['ex2_written'] + 1} of the submitted notebook, ex2_written"
+    )
+    known = grade_course.course_cells(tmp_path, chapter)
+    said = grade_course.repair_metadata(path, known)
+    assert said == [
+        f"cell {index['ex2_test'] + 1} (ex2_test) had its nbgrader metadata changed (graded,"
+        " locked, 200 points, where the course's notebook has graded, locked, 2 points): set back"
+        " as in source/",
+        f"cell {index['ex2_written'] + 1} (ex2_written) had its nbgrader metadata changed (a"
+        " solution, 1 point, where the course's notebook has graded, a solution, 1 point): set"
+        " back as in source/",
+        f"cell {len(nb.cells)} (ex9_bonus, graded, 100 points) is not a cell of the course's"
+        " notebook (nbgrader would refuse the notebook): kept as the student's own cell, ungraded,"
+        " without its nbgrader metadata",
+    ]
+    repaired = nbformat.read(path, as_version=4)
+    MetadataValidator().validate_nb(repaired)  # nbgrader takes it now
+    assert repaired.cells[index["ex2_written"]].metadata["nbgrader"]["grade"] is True
+    assert repaired.cells[index["ex2_written"]].source == "16 and orange."  # the answer kept
+    assert "nbgrader" not in repaired.cells[-1].metadata
+    before = nbformat.read(path.with_name(path.name + ".before-repair"), as_version=4)
+    assert before.cells[-1].metadata["nbgrader"]["grade_id"] == "ex9_bonus"
+    assert grade_course.repair_metadata(path, known) == []  # nothing left to repair
+    # the report says which notebook was repaired, and how
+    for name in ("FLAGGED", "REFUSED"):
+        monkeypatch.setattr(grade_course, name, {})
+    monkeypatch.setattr(
+        grade_course, "REPAIRED", {"ivan": {f"x{i}": line for i, line in enumerate(said)}}
+    )
+    grade_course._flags(
+        tmp_path, chapter, ["ivan"], [], grade_course._FlagLists([], [], [], [], [])
+    )
+    out = capsys.readouterr().out
+    assert "notebooks repaired (1: cells copied twice or nbgrader metadata changed" in out
+    assert f"ivan: {said[2]}" in out
 
 
 def test_copied_code_is_flagged_up_to_names_comments_and_spacing(tmp_path):

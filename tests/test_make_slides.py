@@ -332,6 +332,14 @@ def _class_questions(chapter: str) -> dict[int, str]:
     return out
 
 
+def test_an_italic_sub_heading_is_not_part_of_a_class_question():
+    """Lecturer review s41, m5: deck 04's "Questions for the class" slide read "*The questions.* When
+    does normalisation matter? ...": the statement's sub-heading, not the question."""
+    ch04 = _class_questions("04")
+    assert "When does normalisation matter?" in ch04[3]
+    assert "The questions." not in ch04[3]
+
+
 def test_the_class_questions_are_the_exercises_questions():
     """Lecturer review s23, M6: the slide showed chapter 7's "Then train it with ..." instead of
     "Which digit does it get right, and why ...?", chapter 15's instructions instead of "which of

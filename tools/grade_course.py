@@ -297,14 +297,25 @@ def solution_literals(source: str) -> dict:
         return {}
     found = {}
     for node in tree.body:
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, (bool, int, str))
-        ):
-            found[node.targets[0].id] = node.value.value
+        if not isinstance(node, ast.Assign) or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        # "articles_left, ne_left = False, True" too (lecturer review s41, m1: chapter 4's two
+        # predictions, written so, went unjudged beside a wrong measurement)
+        pairs = (
+            zip(target.elts, value.elts)
+            if isinstance(target, ast.Tuple)
+            and isinstance(value, ast.Tuple)
+            and len(target.elts) == len(value.elts)
+            else [(target, value)]
+        )
+        for name, constant in pairs:
+            if (
+                isinstance(name, ast.Name)
+                and isinstance(constant, ast.Constant)
+                and isinstance(constant.value, (bool, int, str))
+            ):
+                found[name.id] = constant.value
     return found
 
 
@@ -1116,13 +1127,53 @@ def copy_flags(course: Path, chapter: str, students: list[str]) -> list[str]:
 
 
 def _printed(cell) -> str:
-    """What a submitted code cell printed, as submitted (the grader does not run it): its streams and
-    its results' plain text."""
+    """What a submitted code cell showed, as submitted (the grader does not run it): its streams and
+    its displayed results, text/plain, text/markdown and text/html with the tags left out (lecturer
+    review s41, M1: the book's worked experiments show their numbers with ``display(Markdown(...))``,
+    whose text/plain is "<IPython.core.display.Markdown object>", and alice was flagged "no run")."""
     out = []
     for output in cell.get("outputs", []) if cell is not None else []:
-        out.append(str(output.get("text", "")))
-        out.append(str(output.get("data", {}).get("text/plain", "")))
+        out.append(_text(output.get("text", "")))
+        data = output.get("data", {})
+        out += [_text(data.get(kind, "")) for kind in ("text/plain", "text/markdown")]
+        out.append(re.sub(r"<[^>]*>", " ", _text(data.get("text/html", ""))))
     return "".join(out)
+
+
+def _text(value) -> str:
+    """An output's text: nbformat keeps it as a string, or as a list of lines in the file."""
+    return "".join(value) if isinstance(value, list) else str(value)
+
+
+def holds_code(cell) -> bool:
+    """Whether a code cell holds a line that runs: a cell of comments and blank lines prints
+    nothing, so an output under it was typed into the notebook (lecturer review s41, M1: ivan's
+    "# ran it in Colab" came with the book's numbers as its output)."""
+    return any(
+        line.strip() and not line.strip().startswith("#") for line in cell.source.splitlines()
+    )
+
+
+TYPED_OUTPUT = (
+    "an output under a cell that holds no code (typed into the file, or left by code since deleted)"
+)
+
+
+def typed_outputs(course: Path, chapter: str, students: list[str]) -> list[str]:
+    """The code cells of each submission that hold outputs and no code: one line per student and
+    cell, "<student> <grade_id or cell N>: ..." (lecturer review s41, M1)."""
+    out = []
+    for student in students:
+        path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+        try:
+            cells = nbformat.read(path, as_version=4).cells
+        except Exception:  # noqa: BLE001 (no notebook, or not one: said by the grading itself)
+            continue
+        for index, cell in enumerate(cells, 1):
+            if cell.cell_type == "code" and cell.get("outputs") and not holds_code(cell):
+                name = _meta(cell).get("grade_id") or f"cell {index}"
+                out.append(f"{student} {name}: {TYPED_OUTPUT}")
+    return out
 
 
 BOOK_NUMBERS = "quotes the book's numbers with no run above it"
@@ -1170,7 +1221,8 @@ def book_numbers_flags(course: Path, chapter: str, students: list[str]) -> list[
         for number, what in sorted(own.items()):
             written, code = cells.get(f"ex{number}_written"), cells.get(f"ex{number}_answer")
             book = list(dict.fromkeys(re.findall(r"\d+\.\d+|\d+%", what)))
-            if written is None or not book or re.search(r"\d", _printed(code)):
+            typed = code is not None and code.get("outputs") and not holds_code(code)
+            if written is None or not book or (not typed and re.search(r"\d", _printed(code))):
                 continue
             quoted = []  # each book number once: as written, or rounded where the book has two
             for n in book:
@@ -1188,7 +1240,9 @@ def book_numbers_flags(course: Path, chapter: str, students: list[str]) -> list[
             if len(quoted) >= min(2, len(book)):
                 out.append(
                     f"{student} ex{number}_written: {BOOK_NUMBERS} (it quotes {', '.join(quoted)};"
-                    f" the code cell ex{number}_answer printed no number): at most half the point"
+                    f" the code cell ex{number}_answer "
+                    + ("holds no code, its output typed in" if typed else "printed no number")
+                    + "): at most half the point"
                     " by the rubric, unless the student ran it elsewhere"
                 )
     return out
@@ -2872,8 +2926,37 @@ def autograde_without_running(course: Path, chapter: str, students: list[str]) -
         for student in students:
             result = api.autograde(chapter, student, force=True, create=True)
             if not result.get("success"):
-                errors[student] = _refusal_reason(result.get("log", ""), result.get("error", ""))
+                reason = _refusal_reason(result.get("log", ""), result.get("error", ""))
+                path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
+                errors[student] = reason + "".join(f"\n  {c}" for c in refused_cells(path, reason))
     return errors
+
+
+def refused_cells(path: Path, reason: str) -> list[str]:
+    """The cells of a refused notebook that nbgrader's ``reason`` names, by their number in the
+    notebook and their ``grade_id`` (lecturer review s41, M2: "ValidationError: Markdown solution
+    cell is not marked as a grade cell: 16 and orange." named the cell by its text only): those whose
+    grade_id, or the first line of whose text, the reason quotes."""
+    try:
+        cells = nbformat.read(path, as_version=4).cells
+    except Exception:  # noqa: BLE001 (not a notebook: the reason says it)
+        return []
+    out = []
+    for i, cell in enumerate(cells, 1):
+        grade_id = _meta(cell).get("grade_id")
+        first = next((line.strip() for line in cell.source.splitlines() if line.strip()), "")
+        if (grade_id and re.search(rf"(?<![\w]){re.escape(grade_id)}(?!\w)", reason)) or (
+            len(first) >= 8 and first[:80] in reason
+        ):
+            out.append(
+                f"(that is cell {i} of the submitted notebook"
+                + (
+                    f", {grade_id}, whose nbgrader metadata is {_said_meta(_meta(cell))})"
+                    if grade_id
+                    else ")"
+                )
+            )
+    return out
 
 
 def _defined(tree: ast.Module) -> set[str]:
@@ -2979,6 +3062,86 @@ def repair_duplicates(path: Path, templates: dict[str, str] | None = None) -> li
     if drop or unnamed:
         shutil.copy2(path, path.with_name(path.name + ".before-repair"))
         nb.cells = [c for i, c in enumerate(nb.cells) if i not in drop]
+        nbformat.write(nb, path)
+    return said
+
+
+NBGRADER_KEYS = ("grade", "solution", "locked", "task", "points")  # what nbgrader grades by
+
+
+def course_cells(course: Path, chapter: str) -> dict[str, dict]:
+    """{grade_id: nbgrader metadata} of the course's own notebook: source/, else release/."""
+    for folder in ("source", "release"):
+        path = course / folder / chapter / f"{chapter}.ipynb"
+        with contextlib.suppress(Exception):
+            return {
+                meta["grade_id"]: dict(meta)
+                for meta in map(_meta, nbformat.read(path, as_version=4).cells)
+                if meta.get("grade_id")
+            }
+    return {}
+
+
+def _said_meta(meta: dict) -> str:
+    """A cell's nbgrader flags in words: "graded, 100 points", "a solution", "locked"."""
+    said = [
+        ("graded" if key == "grade" else "a solution" if key == "solution" else key)
+        for key in ("grade", "solution", "locked", "task")
+        if meta.get(key)
+    ]
+    points = meta.get("points")
+    if isinstance(points, (int, float)):
+        said.append(f"{points:g} point{'s' * (points != 1)}")
+    return ", ".join(said) or "no flag"
+
+
+def repair_metadata(path: Path, known: dict[str, dict], keep: bool = True) -> list[str]:
+    """Set back the nbgrader metadata that a submitted notebook changed, from ``known`` (the course's
+    notebook's, :func:`course_cells`), which nbgrader would refuse whole, 0 points and no feedback
+    (lecturer review s41, M2: a written cell's ``grade`` set to False, "ValidationError: Markdown
+    solution cell is not marked as a grade cell"; a graded cell of the student's own, a bare
+    "KeyError: 'grade_id'"). A cell of a ``grade_id`` the course has gets the course's flags and
+    points back; a cell of a ``grade_id`` it has not is kept as the student's own cell, without
+    nbgrader metadata (a cell the student adds is never run nor graded). The notebook as submitted is
+    kept beside it (``.ipynb.before-repair``) where ``keep`` (not when :func:`repair_duplicates` has
+    just kept it).
+    Returns a sentence per cell repaired, naming it (none: the notebook is left as it is)."""
+    if not known:
+        return []
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except Exception:  # noqa: BLE001 (not a notebook: the grader says so later)
+        return []
+    said = []
+    for i, cell in enumerate(nb.cells, 1):
+        meta = cell.get("metadata", {}).get("nbgrader")
+        grade_id = (meta or {}).get("grade_id")
+        if not grade_id:  # none, or without a grade_id: repair_duplicates's
+            continue
+        if grade_id not in known:
+            del cell.metadata["nbgrader"]
+            said.append(
+                f"cell {i} ({grade_id}, {_said_meta(meta)}) is not a cell of the course's notebook"
+                " (nbgrader would refuse the notebook): kept as the student's own cell, ungraded,"
+                " without its nbgrader metadata"
+            )
+            continue
+        theirs = {k: meta[k] for k in NBGRADER_KEYS if k in meta}
+        ours = {k: known[grade_id][k] for k in NBGRADER_KEYS if k in known[grade_id]}
+        if {k: v for k, v in theirs.items() if v or k == "points"} == {
+            k: v for k, v in ours.items() if v or k == "points"
+        }:
+            continue
+        for key in NBGRADER_KEYS:
+            meta.pop(key, None)
+        meta.update(ours)
+        said.append(
+            f"cell {i} ({grade_id}) had its nbgrader metadata changed ({_said_meta(theirs)}, where"
+            f" the course's notebook has {_said_meta(ours)}): set back as in source/"
+        )
+    if said:
+        if keep:
+            shutil.copy2(path, path.with_name(path.name + ".before-repair"))
         nbformat.write(nb, path)
     return said
 
@@ -3942,6 +4105,7 @@ class _FlagLists(NamedTuple):
     code: list[str]
     book_numbers: list[str]
     edited: list[str]
+    typed: list[str]
 
 
 def _read_flag_lists(course: Path, chapter: str, students: list[str]) -> _FlagLists:
@@ -3950,6 +4114,7 @@ def _read_flag_lists(course: Path, chapter: str, students: list[str]) -> _FlagLi
         code=code_copy_flags(course, chapter, students),
         book_numbers=book_numbers_flags(course, chapter, students),
         edited=edited_locked_cells(course, chapter, students),
+        typed=typed_outputs(course, chapter, students),
     )
 
 
@@ -3976,7 +4141,7 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
     for line in found.book_numbers:
         student, grade_id = line.split(" ", 2)[:2]
         flagged.setdefault(student, []).append(f"{grade_id.rstrip(':')} {BOOK_NUMBERS}")
-    for line in found.edited:  # lecturer review s34, m2
+    for line in found.edited + found.typed:  # lecturer reviews s34, m2, and s41, M1
         student, rest = line.split(" ", 1)
         flagged.setdefault(student, []).append(rest.replace(":", "", 1))
     strong, _ = strong_and_weak(found.copy)
@@ -4174,7 +4339,14 @@ def _flags(
         print(
             f"the book's numbers with no run ({len(quoted)} written answers of an experiment that "
             "no checker grades quote the book's measured numbers, and the code cell above printed "
-            "none; grade them by the rubric's own-run rule):\n  " + "\n  ".join(quoted)
+            "none, or holds no code; grade them by the rubric's own-run rule):\n  "
+            + "\n  ".join(quoted)
+        )
+    if found.typed:  # lecturer review s41, M1: a forged output passed unflagged
+        print(
+            f"outputs with no code ({len(found.typed)}: a code cell of comments only, with an "
+            "output in the submitted file; nothing in it could print that: typed in, or left by "
+            "code since deleted; worth a look):\n  " + "\n  ".join(found.typed)
         )
     computed = [r for r in results if r.computed]
     if computed:  # lecturer review s22, M6
@@ -4230,11 +4402,21 @@ def _flags(
             "statement fixes the answer's shape, such code is often written so by chance; not "
             "flagged, and not in the export's warnings):\n  " + "\n  ".join(chance)
         )
+    repaired = {s: REPAIRED[s] for s in students if REPAIRED.get(s)}
+    if repaired:  # lecturer review s41, M2: which notebooks, and how, in the report too
+        print(
+            f"notebooks repaired ({len(repaired)}: cells copied twice or nbgrader metadata changed,"
+            " which nbgrader refuses whole; graded as repaired, the notebook as submitted kept"
+            " beside it as .ipynb.before-repair):\n  "
+            + "\n  ".join(
+                f"{s}: {line}" for s, lines in repaired.items() for line in lines.values()
+            )
+        )
     if REFUSED:
         print(
-            f"refused by nbgrader ({len(REFUSED)}: 0 points and no feedback until you repair their "
-            "notebook in submitted/ and grade them again with --student): "
-            + ", ".join(sorted(REFUSED))
+            f"refused by nbgrader ({len(REFUSED)}: 0 points and no feedback; each one's reason is"
+            " above; see the teachers' page, *A submission nbgrader refuses*, for the repair, then"
+            " grade them again with --student): " + ", ".join(sorted(REFUSED))
         )
     # no "not yet time for feedback" here: a grading run gives no feedback, and --feedback says it
     # when asked (lecturer review s16, M3)
@@ -4344,9 +4526,12 @@ def _grade_students(
     if autograde:  # while the sandbox runs the chapter's code
         for student in students:
             path = course / "submitted" / student / chapter / f"{chapter}.ipynb"
-            for line in repair_duplicates(path, answer_templates(course, chapter)):
+            copies = repair_duplicates(path, answer_templates(course, chapter))
+            # lecturer review s41, M2: changed nbgrader metadata, refused whole, is set back too
+            changed = repair_metadata(path, course_cells(course, chapter), keep=not copies)
+            for line in copies + changed:
                 print(f"{student}: repaired the submitted notebook: {line}")
-                grade_id = line.split(" was in ", 1)[0] if " was in " in line else ""
+                grade_id = line.split(" was in ", 1)[0] if " was in " in line else line
                 REPAIRED.setdefault(student, {})[grade_id] = line
             flagged = check_timestamp(course, chapter, student)
             if flagged:

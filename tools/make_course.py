@@ -534,7 +534,9 @@ def _sentences(text: str) -> list[str]:
     return [p.replace("\0", " ").strip() for p in parts if p.strip()]
 
 
-STEP_LABEL = re.compile(r"^\([a-z]\)\s*(?:\*\*[^*]+\*\*\s*)?")
+# "(d) **Explain.** ...", and a sub-heading in italics, "*The questions.* When does ...?" (lecturer
+# review s41, m5: chapter 4's "*The questions.*" opened its rubric's first part and a slide)
+STEP_LABEL = re.compile(r"^(?:\([a-z]\)\s*(?:\*\*[^*]+\*\*\s*)?|\*[A-Z][^*]{0,40}[.:]\*\s+)")
 
 
 def parts(statement: str) -> list[str]:

@@ -707,7 +707,8 @@ def class_question(
         sentences = re.split(SENTENCE_END, NOTEBOOK_ASIDE.sub("", " ".join(paragraph.split())))
         first = first or (sentences[0] if sentences else "")
         for i, x in enumerate(sentences):
-            x = re.sub(r"^\([a-z]\)\s*(?:\*\*[^*]+\*\*\s*)?", "", x)  # "(d) **Explain.** ..."
+            # "(d) **Explain.** ...", "*The questions.* When ...?" (lecturer review s41, m5)
+            x = re.sub(r"^(?:\([a-z]\)\s*(?:\*\*[^*]+\*\*\s*)?|\*[A-Z][^*]{0,40}[.:]\*\s+)", "", x)
             if not x.endswith("?") or x.startswith("("):
                 continue
             if not asked and i and re.search(DEICTIC, x):
