@@ -158,6 +158,23 @@ def test_check_rope_halves_names_one_position_for_every_row(row):
     assert f"positions[{j}] = {first[j].item()}" in message
 
 
+def test_check_rope_halves_refuses_a_right_rotation_in_another_dtype():
+    """Reader s41: a rotation returned in float64 for float32 x passed; in the model it meets
+    float32 values and weights."""
+
+    def in_float64(x, positions, theta=10000.0):
+        return ch17.rope_reference(x, positions, theta)  # right, but float64
+
+    assert ch17.rope_reference(torch.ones(2, 4), torch.arange(2), 10.0).dtype == torch.float64
+    with pytest.raises(ExerciseFailed) as failed:
+        ch17.check_rope_halves(in_float64)
+    message = failed.value.message
+    assert (
+        "your rotation is right but comes back as torch.float64 where x is torch.float32" in message
+    )
+    assert ch17.check_rope_halves(_rope_as_written()).status == "passed"
+
+
 def test_check_rope_halves_names_an_unrotated_answer():
     with pytest.raises(ExerciseFailed, match="unchanged"):
         ch17.check_rope_halves(lambda x, positions, theta=10000.0: x.clone())

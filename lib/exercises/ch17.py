@@ -271,14 +271,24 @@ def check_rope_halves(rope_halves: Any) -> str:
         return _check_rope_cases(rope_halves, again)
 
 
+def _same_dtype(returned: Tensor, x: Tensor, case: str) -> None:
+    """Fail if a right rotation came back in another dtype than ``x``'s (reader s41: float64 passed)."""
+    dtype = getattr(returned, "dtype", x.dtype)  # a tensor subclass or a tensor, by expect_tensor
+    if dtype != x.dtype:
+        fail(
+            f"on the case {case}, your rotation is right but comes back as {dtype} where x is {x.dtype}: in the model, queries and keys in another dtype than the values and weights make torch refuse the next matrix product (or double the memory). Compute the angles in any precision you like, and return a tensor of x's dtype."
+        )
+
+
 def _check_rope_cases(rope_halves: Any, again: Any) -> str:
     for description, x, positions, theta in _rope_cases():
         again()  # modules the answer imported on its last call refuse too
         case = f"'{description}'"
-        result = call(rope_halves, x, positions, theta, name="rope_halves", case=case)
-        result = expect_tensor(result, tuple(x.shape), name="rope_halves", case=case)
+        returned = call(rope_halves, x, positions, theta, name="rope_halves", case=case)
+        result = expect_tensor(returned, tuple(x.shape), name="rope_halves", case=case)
         expected = rope_reference(x, positions, theta)
         if (result - expected).abs().max() <= TOLERANCE:
+            _same_dtype(returned, x, case)
             continue
         for mistake, message in _ROPE_MISTAKES:
             if (
