@@ -215,14 +215,15 @@ REQUIRED: dict[str, dict[int, list[list]]] = {
             # what it costs (lecturer review s29, M1)
             ["Position alone thus says only", "That orders two shapes well"],
         ],
-        # "explain the difference from the gradients": no gradient to W_q and W_k; the flat product
-        # gives v_a no consistent direction; its gradient is small, which AdamW's steps hardly feel
-        # (reader s37, M1)
+        # "explain the difference from the gradients": no gradient to W_q and W_k; a score is a
+        # product of two factors near zero that must grow together; the gradient's size and
+        # direction are not the trouble under AdamW (reader s37, M1; reader s41: the earlier "no
+        # consistent direction" was measured wrong, v_a's gradients agree across batches)
         1: [
             [
                 "With $\\mathbf v_a = 0$ every score is 0",
-                ("What keeps the attention flat", "The score is a product"),
-                ("The gradient of $\\mathbf v_a$ is", "Its size matters little"),
+                ("The trouble is size", "A score is a product"),
+                ("Neither its size nor its direction is the trouble", "`fit` trains with"),
             ]
         ],
     },

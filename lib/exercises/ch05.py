@@ -6,7 +6,7 @@
   a hierarchical attention network (a heuristic for a highlight, not an exact share of the document
   vector: that is sum_i alpha_i h_i, and each h_i of the sentence GRU mixes every sentence).
 
-Exercise 1 (a uniform start for the attention, change and explain) is answered in prose; the chapter's
+Exercise 1 (a flat start for the attention, every region weighted 1/9 at first, change and explain) is answered in prose; the chapter's
 solution computes it.
 """
 
