@@ -769,7 +769,7 @@ def test_a_figure_stacked_for_a_phone_shows_its_panels_side_by_side():
 def test_the_measures_of_a_slide_are_the_decks():
     """The geometry slide_text_px measures with is the decks': Reveal's slide size and margin
     (web/src/slides.js), the template's cap and gap between panels, and the phone test's glyph
-    measure (tests/site/test_chapters_executed.py)."""
+    measure (tests/site/test_chapters_executed.py), one function of the library's."""
     root = make_slides.ROOT
     script = (root / "web" / "src" / "slides.js").read_text()
     width, height, margin = (
@@ -781,8 +781,12 @@ def test_the_measures_of_a_slide_are_the_decks():
     template = (make_slides.TEMPLATES / "book_reveal" / "index.html.j2").read_text()
     assert f"max-height: {make_slides.FIGURE_HEIGHT}px" in template
     assert re.search(rf"\.book-panels \{{[^}}]*gap: {make_slides.PANEL_GAP}px;", template)
+    # one glyph measure for both: the library's, which the phone test imports too
+    from lib.viz import interactive
+
+    assert make_slides.svg_text is interactive.svg_text
     phone_test = (root / "tests" / "site" / "test_chapters_executed.py").read_text()
-    assert f're.compile(r"{make_slides.GLYPH_SCALE.pattern}")' in phone_test
+    assert "from lib.viz.interactive import phone_shown_px, svg_text" in phone_test
 
 
 @pytest.mark.site

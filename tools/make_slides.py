@@ -54,6 +54,10 @@ from pathlib import Path
 
 import nbformat
 
+# the smallest text of a figure the build drew, its width and height: the measure the site's figure
+# test reads too (tests/site/test_chapters_executed.py)
+from lib.viz.interactive import svg_text
+
 ROOT = Path(__file__).resolve().parents[1]
 TEMPLATES = ROOT / "tools" / "slides"
 
@@ -370,21 +374,8 @@ FIGURE_HEIGHT, FIGURE_WIDTH, PANEL_GAP = 560, 1236, 24
 FIGURE_ROOM = 640
 SLIDE_TEXT_PX = 11.0  # the smallest figure text on a slide at 1280x720, as on a phone
 MAX_PANELS = 3  # a stacked figure is shown in at most this many columns
-# matplotlib's SVG writes each text as glyph paths under "scale(s -s)", s its size in points / 100,
-# on a canvas of the SVG's width in points (tests/site/test_chapters_executed.py's measure)
-GLYPH_SCALE = re.compile(r"scale\(([\d.]+) -\1\)")
-SVG_SIZE = re.compile(r'<svg[^>]*?\swidth="([\d.]+)pt"\s+height="([\d.]+)pt"')
 # a white band of rows at least this tall (px of the PNG, at the figures' 110 dpi) may part two panels
 PANEL_CUT_PX = 4
-
-
-def svg_text(svg: str) -> tuple[float, float, float] | None:
-    """(smallest text in points, width, height in points) of matplotlib's SVG; None without text."""
-    sizes = [float(s) * 100 for s in GLYPH_SCALE.findall(svg)]
-    size = SVG_SIZE.search(svg)
-    if not sizes or not size:
-        return None
-    return min(sizes), float(size.group(1)), float(size.group(2))
 
 
 def panel_scale(

@@ -142,6 +142,24 @@ def phone_shown_px(natural: float) -> float:
     return min(natural, (2 if natural > PHONE_WIDE_PX else 1) * PHONE_COLUMN_PX)
 
 
+# matplotlib's SVG writes each text as glyph paths under "scale(s -s)", s its size in points / 100, on a
+# canvas of the SVG's width and height in points
+_GLYPH_SCALE = re.compile(r"scale\(([\d.]+) -\1\)")
+_SVG_SIZE = re.compile(r'<svg[^>]*?\swidth="([\d.]+)pt"\s+height="([\d.]+)pt"')
+
+
+def svg_text(svg: str) -> tuple[float, float, float] | None:
+    """(smallest text in points, width, height in points) of a figure matplotlib saved as SVG with
+    its text as paths (what the build draws); None for a figure without text. The measure of what
+    was drawn, beside :func:`phone_text_px`'s of a live figure: the site's figure test and the
+    slides both read it."""
+    sizes = [float(s) * 100 for s in _GLYPH_SCALE.findall(svg)]
+    size = _SVG_SIZE.search(svg)
+    if not sizes or not size:
+        return None
+    return min(sizes), float(size.group(1)), float(size.group(2))
+
+
 def _drawn_texts(fig: Figure) -> list:
     """The texts with words in them that drawing ``fig`` (laid out) shows: an axis's only where its
     axes are on, its tick labels those of its current ticks."""

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 import chapter_cache  # noqa: E402
 
 from lib.prose import NOTE, REASONS, SAME_REASON, on_text_processor  # noqa: E402
-from lib.viz.interactive import phone_shown_px  # noqa: E402
+from lib.viz.interactive import phone_shown_px, svg_text  # noqa: E402
 
 # a tqdm line: "desc: 100%|####| 40/40 [00:01<00:00, 25.3it/s]"
 PROGRESS_BAR = re.compile(r"\d+%\|.*\| *\d+/\d+")
@@ -110,17 +110,15 @@ def test_the_build_ran_the_current_chapter_top_to_bottom_without_error(site, pat
 # pixels is the picture's natural width. Readers on phones called 9-10 px figure text too small (chapters
 # 5, 12, 16, 17, 18); the book's floor for every static figure and slider picture is 11 CSS px.
 PHONE_TEXT_PX = 11.0  # slider pictures: SLIDER_TEXT_PX, tests/site/test_rendering.py
-GLYPH_SCALE = re.compile(r"scale\(([\d.]+) -\1\)")
-SVG_WIDTH = re.compile(r'<svg[^>]*\swidth="([\d.]+)pt"')
 
 
 def svg_phone_text_px(svg: str, png_width: int) -> float:
     """The smallest text of a figure drawn as ``svg`` (matplotlib's, text as paths) and as a PNG
     ``png_width`` pixels wide, in CSS px on a 360 px phone; inf for a figure without text."""
-    sizes = [float(s) * 100 for s in GLYPH_SCALE.findall(svg)]
-    if not sizes:
+    measured = svg_text(svg)
+    if measured is None:
         return float("inf")
-    return min(sizes) * phone_shown_px(png_width) / float(SVG_WIDTH.search(svg).group(1))
+    return measured[0] * phone_shown_px(png_width) / measured[1]
 
 
 def test_svg_phone_text_px_agrees_with_phone_text_px():
