@@ -782,9 +782,9 @@ def test_the_measures_of_a_slide_are_the_decks():
     assert f"max-height: {make_slides.FIGURE_HEIGHT}px" in template
     assert re.search(rf"\.book-panels \{{[^}}]*gap: {make_slides.PANEL_GAP}px;", template)
     # one glyph measure for both: the library's, which the phone test imports too
-    from lib.viz import interactive
+    from lib.viz.interactive import svg_text
 
-    assert make_slides.svg_text is interactive.svg_text
+    assert make_slides.svg_text is svg_text
     phone_test = (root / "tests" / "site" / "test_chapters_executed.py").read_text()
     assert "from lib.viz.interactive import phone_shown_px, svg_text" in phone_test
 
