@@ -345,6 +345,18 @@ def projected_as_general(W_Q, W_K):
 """,
         "raised",
     ),
+    # the same C++ writer at a cell's top level: the cell stops with the system's refusal (lecturer
+    # review s41, m2: listed among the sandbox's stops, as a Python-level write is)
+    "torch_save_cell": (
+        CH6,
+        "ex2_answer",
+        """
+torch.save({"x": 1}, COURSE + "/release/torch_save.pt")
+score_variance = 16
+looks_like = "orange"
+""",
+        "permission denied",
+    ),
     # not a cheat: a wrong answer the grader must judge as the student's own run does (reader s17,
     # chapter 3: the sandbox called every function under no_grad, so this passed there)
     "copies_without_no_grad": (
@@ -602,7 +614,7 @@ def graded(tmp_path_factory):
     cheats = dict(CHEATS)
     if not sandbox.landlock_abi() and os.getuid() != 0:
         # torch.save's C++ writer bypasses the audit hook; only Landlock (or the user nobody) stops it
-        del cheats["torch_save"]
+        del cheats["torch_save"], cheats["torch_save_cell"]
     for chapter in CHAPTERS:
         source = nbformat.read(root / "source" / chapter / f"{chapter}.ipynb", as_version=4)
         honest = _solutions(source)
@@ -696,10 +708,33 @@ def test_the_output_lists_what_the_sandbox_stopped(graded):
         after = OUTPUT[chapter].split("stopped by the sandbox (", 1)[1].split("\n")[1:]
         lines = itertools.takewhile(lambda line: line.startswith("  "), after)
         listed[chapter] = "\n".join(lines) + "\n"
-    for student in ("writes_course", "socket", "fork_bomb", "memory", "reads_gradebook"):
+    # a C-level write (torch.save to a path, in a function and in a cell) too, which the system
+    # refuses and no audit event reports (lecturer review s41, m2)
+    c_level = [s for s in ("torch_save", "torch_save_cell") if s in cheats]
+    for student in ("writes_course", "socket", "fork_bomb", "memory", "reads_gradebook", *c_level):
         chapter, answer = CHEATS[student][:2]
         assert f"  {student} {answer.replace('_answer', '_test')}: " in listed[chapter], student
     assert "  honest " not in "".join(listed.values())
+
+
+def test_the_systems_refusal_of_a_file_is_a_sandbox_stop():
+    """Lecturer review s41, m2: torch.save to a path (C++'s fopen, no audit event) ended in the
+    system's refusal, reported as a plain error; the verdict now says the sandbox stopped it, in the
+    words the list of stops reads (``STOPPED``), without the error's own text."""
+    import grade_course
+
+    torch_save = {
+        "type": "RuntimeError",
+        "message": "File /course/x.pt cannot be opened. open file failed because of errno 13 on "
+        "fopen: Permission denied, file path: /course/x.pt",
+    }
+    python_open = {"type": "PermissionError", "message": "[Errno 13] Permission denied: '/x'"}
+    for info in (torch_save, python_open):
+        sentence = grade_course.denied_by_system(info)
+        assert sentence and grade_course.STOPPED.search(sentence), info
+        assert "/course" not in sentence and "/x" not in sentence
+    assert grade_course.denied_by_system({"type": "ValueError", "message": "shape"}) is None
+    assert grade_course.denied_by_system(None) is None
 
 
 def test_a_duplicated_cell_is_repaired_and_a_refusal_says_why(graded):

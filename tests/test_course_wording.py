@@ -422,15 +422,15 @@ def test_the_position_one_classifier_is_not_the_worked_solutions_and_the_source_
     assert flags[-1].endswith("alice first")
     known = _saved_flags(monkeypatch, tmp_path, chapter, ["alice", "dave"])
     assert known == {
-        "alice": ["alike with dave; alice submitted first"],
-        "dave": ["alike with alice; alice submitted first"],
+        "alice": [f"alike with dave in {grade_id}; alice submitted first"],
+        "dave": [f"alike with alice in {grade_id}; alice submitted first"],
     }
     (tmp_path / "submitted" / "dave" / chapter / "timestamp.txt").unlink()  # put in by hand
     grade_course._print_flags(tmp_path, chapter, ["alice", "dave"], [])
     known = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
     assert known == {
-        "alice": ["alike with dave; order unknown"],
-        "dave": ["alike with alice; order unknown"],
+        "alice": [f"alike with dave in {grade_id}; order unknown"],
+        "dave": [f"alike with alice in {grade_id}; order unknown"],
     }
     text = json.dumps(known)
     assert "possible copy" not in text and "source of copies" not in text
@@ -632,7 +632,7 @@ def test_two_answers_near_the_model_answer_are_not_flagged_alike_each_other(monk
     grade_course._print_flags(tmp_path, chapter, students, [])
     saved = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
     assert saved["s1good"] == saved["s6cheat"] == ["alike with the model answer"]
-    assert saved["bob"] == ["alike with carol; bob submitted first"]
+    assert saved["bob"] == ["alike with carol in ex3_written; bob submitted first"]
     warnings = export_grades.flag_warnings(tmp_path / "reports", [chapter])
     assert not any("s1good" in w and "answers alike" in w for w in warnings), warnings
     assert any("bob and carol" in w and "answers alike (bob submitted first" in w for w in warnings)

@@ -242,9 +242,25 @@ def test_remove_takes_a_student_out_of_the_gradebook_the_folders_and_the_exchang
     for path in made:
         path.mkdir(parents=True)
         (path / "timestamp.txt").write_text("x")
+    # the feedback nbgrader release_feedback put in the exchange, named by the hash of the
+    # submission's secret and the notebook's name (lecturer review s41, m7: it stayed there)
+    from nbgrader.utils import notebook_hash
+
+    released = exchange / "attention-book" / "feedback"
+    released.mkdir()
+    pages = {}
+    for who in ("bob", "alice"):
+        secret = f"secret of {who}'s submission"
+        for part, name in (("submitted", f"{A}.ipynb"), ("feedback", f"{A}.html")):
+            (course / part / who / A / "submission_secret.txt").write_text(secret)
+            (course / part / who / A / name).write_text("{}")
+        pages[who] = released / f"{notebook_hash(secret=secret, notebook_id=A)}.html"
+        pages[who].write_text("<html>feedback</html>")
     term_plan.main(["remove", "--course", str(course), "bob"])
     out = capsys.readouterr().out
     assert "bob: removed from the gradebook, with their submissions" in out
+    assert f"bob: removed {pages['bob']} (feedback released to them)" in out
+    assert not pages["bob"].exists() and pages["alice"].exists()
     assert "--reviewed <chapter>" in out
     assert [p.exists() for p in made] == [False, True, False, True, False, True, False, True]
     grades = export_grades.read_gradebook(gradebook)
@@ -722,3 +738,61 @@ def test_the_graders_flags_show_in_the_formgrader(gradebook):
             ("alice", True),
             ("bob", False),
         ]
+
+
+def test_likeness_warnings_are_grouped_per_exercise(tmp_path, monkeypatch):
+    """Lecturer review s41, m3: the export warned "alice, carol, ivan and judy 04: these 4 answers are
+    alike", merging alice~ivan (exercise 1), alice~judy (exercises 2 and 3, and the code) and
+    carol~ivan (exercise 3) into one group, which tied alice, honest, to carol's likeness with ivan.
+    The grader's flags name the answers alike, and the export groups per answer, as the grader's
+    report does: one warning per group, naming the answers it shares."""
+    import grade_course
+
+    chapter = "04_bahdanau_and_luong"
+    runs = "(similarity 1.00, 12 runs of 8 words in common)"
+    written = [
+        f"alice ex1_written: like ivan's answer {runs}, alice first",
+        f"alice ex2_written: like judy's answer {runs}, alice first",
+        f"alice ex3_written: like judy's answer {runs}, alice first",
+        f"carol ex3_written: like ivan's answer {runs}, carol first",
+    ]
+    code = ["alice ex2_answer: the same code as judy's (up to names), alice first"]
+    _quiet_grader(monkeypatch)
+    monkeypatch.setattr(grade_course, "copy_flags", lambda *a: list(written))
+    monkeypatch.setattr(grade_course, "code_copy_flags", lambda *a: list(code))
+    for name in ("book_numbers_flags", "edited_locked_cells", "typed_outputs"):
+        monkeypatch.setattr(grade_course, name, lambda *a: [])
+    monkeypatch.setattr(grade_course, "_flags", lambda *a: None)
+    monkeypatch.setattr(grade_course, "worked_solutions_setting", lambda course: "flag")
+    monkeypatch.setattr(grade_course, "flag_in_gradebook", lambda *a: [])
+    grade_course._print_flags(tmp_path, chapter, ["alice", "carol", "ivan", "judy"], [])
+    saved = json.loads((tmp_path / "reports" / f"{chapter}-flags.json").read_text())
+    assert saved["alice"] == [
+        "alike with ivan in ex1_written; alice submitted first",
+        "alike with judy in ex2_answer, ex2_written, ex3_written; alice submitted first",
+    ]
+    warnings = export_grades.flag_warnings(tmp_path / "reports", [chapter])
+    assert [w.split(": ", 1)[0] for w in warnings] == [
+        f"alice and ivan {chapter} ex1_written",
+        f"alice and judy {chapter} ex2_answer, ex2_written, ex3_written",
+        f"carol and ivan {chapter} ex3_written",
+    ], warnings
+    assert all("answers alike (" in w and "these 4" not in w for w in warnings), warnings
+    # a group of three in one exercise is still one warning; an older grader's flags, which name
+    # no answer, are grouped as before
+    flags = {
+        "ann": ["alike with bo in ex1_written; ann submitted first"],
+        "bo": [
+            "alike with ann in ex1_written; ann submitted first",
+            "alike with cy in ex1_written; bo submitted first",
+        ],
+        "cy": ["alike with bo in ex1_written; bo submitted first"],
+        "dan": ["alike with eve; dan submitted first"],
+        "eve": ["alike with dan; dan submitted first"],
+    }
+    (tmp_path / "reports" / f"{chapter}-flags.json").write_text(json.dumps(flags))
+    warnings = export_grades.flag_warnings(tmp_path / "reports", [chapter])
+    assert [w.split(" (", 1)[0] for w in warnings] == [
+        f"ann, bo and cy {chapter} ex1_written: these 3 answers are alike",
+        f"dan and eve {chapter}: answers alike",
+    ], warnings

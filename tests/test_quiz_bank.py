@@ -310,13 +310,19 @@ def test_the_commands_write_the_files(tmp_path):
     # the paper alone, to hand out; its key in a file of its own (lecturer review s13)
     # without chapter 8's exercise repeat (q08_last_wavelength), as the command leaves it out
     sheet = qb.paper("jsmith", "0", ["08"], repeats=False)
-    assert paper.read_text() == qb.markdown(sheet, key=False)
+    assert paper.read_text() == qb.markdown(sheet, key=False, student="jsmith")
     key = tmp_path / "exam-key.md"
-    assert key.read_text() == qb.markdown(sheet)
+    assert key.read_text() == qb.markdown(sheet, student="jsmith", files=("exam.md", "exam-key.md"))
+    # the student's id on the paper and the key, the key's file name on the key, so that printed
+    # papers are matched to their keys (lecturer review s41, m6: each was headed "# Quiz" alone)
+    assert paper.read_text().startswith("# Quiz\n\nStudent: `jsmith`\n")
+    assert "Student: `jsmith`" in key.read_text()
+    assert "The key `exam-key.md` of the paper `exam.md` of student `jsmith`." in key.read_text()
     key.unlink()
     # without --student: one paper, one variant of each question (not every variant)
     assert qb.main(["--markdown", str(paper), "--no-key", "--chapters", "08"]) == 0
     assert paper.read_text() == qb.markdown(qb.bank(1, "0", ["08"], repeats=False), key=False)
+    assert "Student:" not in paper.read_text()  # no one's paper: no id
     assert not key.exists()
 
 

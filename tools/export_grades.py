@@ -185,8 +185,9 @@ def flag_warnings(
         if not saved.is_file():
             continue
         read = reviewed(reports, name)  # marked reviewed: silent (lecturer review s29, M2)
-        # {the pair: who submitted first, or "order unknown"}
+        # {the pair: who submitted first, or "order unknown"}, and {the pair: its answers alike}
         pairs: dict[tuple[str, str], str] = {}
+        answers: dict[tuple[str, str], set[str]] = {}
         book: dict[str, list[str]] = {}  # {"the worked solution": its students}
         single = []
         for student, flags in sorted(json.loads(saved.read_text()).items()):
@@ -200,16 +201,15 @@ def flag_warnings(
             # two students alike: one problem, the pair's, naming no one's role (lecturer review
             # s23, M1); pairs that share a student are one group (course review s27, M3)
             for flag in flags:
-                pair = re.fullmatch(r"alike with (?!the )(\S+); (.+)", flag)
+                pair = PAIR_FLAG.fullmatch(flag)
                 if pair:
-                    pairs.setdefault(tuple(sorted((student, pair[1]))), pair[2])
+                    key = tuple(sorted((student, pair[1])))
+                    pairs.setdefault(key, pair[3])
+                    # a flag of an older grader names no answer: its pairs are grouped together
+                    answers.setdefault(key, set()).update((pair[2] or "").split(", "))
                 elif flag in BOOK_FLAGS:
                     book.setdefault(flag.removeprefix("alike with "), []).append(student)
-            flags = [
-                f
-                for f in flags
-                if f not in BOOK_FLAGS and not re.fullmatch(r"alike with (?!the )\S+; .+", f)
-            ]
+            flags = [f for f in flags if f not in BOOK_FLAGS and not PAIR_FLAG.fullmatch(f)]
             if flags:
                 single.append(
                     (
@@ -234,8 +234,12 @@ def flag_warnings(
         # student alike with them raises their group again; the warning is about the new one
         # (lecturer review s33, M4)
         seen = {s for s, flags in read.items() if any(f.startswith("alike with ") for f in flags)}
-        for group in _groups(list(pairs)):
-            inside = {p: first for p, first in pairs.items() if p[0] in group}
+        for group, grade_ids in _groups_per_answer(answers):
+            inside = {
+                p: first
+                for p, first in pairs.items()
+                if set(p) <= group and answers[p] & set(grade_ids)
+            }
             new = sorted(group - seen)
             if new and group & seen and all(set(p) & set(new) for p in inside):
                 old = sorted(group & seen)
@@ -248,7 +252,7 @@ def flag_warnings(
                     )
                 )
                 continue
-            found.append((min(group), _alike(name, sorted(group), inside)))
+            found.append((min(group), _alike(name, sorted(group), inside, grade_ids)))
         found += single
     return [line for _, line in sorted(found, key=lambda x: (x[0], x[1]))]
 
@@ -339,9 +343,41 @@ def _groups(pairs: list[tuple[str, str]]) -> list[set[str]]:
     return groups
 
 
-def _alike(name: str, students: list[str], pairs: dict[tuple[str, str], str]) -> str:
+def _groups_per_answer(
+    answers: dict[tuple[str, str], set[str]],
+) -> list[tuple[set[str], list[str]]]:
+    """The groups of :func:`_groups`, formed in each answer (grade id) apart, each with the answers
+    it is alike in: (students, grade ids), one entry per group however many answers it shares
+    (lecturer review s41, m3: alice~ivan in ex1_written, alice~judy in ex2 and carol~ivan in
+    ex3_written were one group of four, which tied alice to ivan's likeness with carol). Pairs of an
+    older grader's flags, which name no answer (grade id ""), are grouped together as before."""
+    per_answer: dict[str, list[tuple[str, str]]] = {}
+    for pair, grade_ids in answers.items():
+        for grade_id in grade_ids:
+            per_answer.setdefault(grade_id, []).append(pair)
+    found: dict[frozenset[str], list[str]] = {}
+    for grade_id, pairs in sorted(per_answer.items()):
+        for group in _groups(pairs):
+            found.setdefault(frozenset(group), []).append(grade_id)
+    return [(set(group), ids) for group, ids in found.items()]
+
+
+# a flag of two students alike (tools/grade_course.py's pair_flag): the other, the answers alike
+# (absent in an older grader's flags), who submitted first
+PAIR_FLAG = re.compile(r"alike with (?!the )(\S+?)(?: in (\S+(?:, \S+)*))?; (.+)")
+
+
+def _alike(
+    name: str,
+    students: list[str],
+    pairs: dict[tuple[str, str], str],
+    grade_ids: list[str] | None = None,
+) -> str:
     """One warning for a group of alike answers: the pair as before, a larger group as one line with
-    the student who submitted first where every pair's order is known."""
+    the student who submitted first where every pair's order is known; the answers alike named
+    after the chapter where the flags name them."""
+    named = [g for g in grade_ids or [] if g]
+    where = f" {', '.join(named)}" if named else ""
     later = {b if first == f"{a} submitted first" else a for (a, b), first in pairs.items()}
     known = all(first != "order unknown" for first in pairs.values())
     earliest = [s for s in students if s not in later]
@@ -352,11 +388,11 @@ def _alike(name: str, students: list[str], pairs: dict[tuple[str, str], str]) ->
     if len(students) == 2:
         order = next(iter(pairs.values()))
         return (
-            f"{_names(students)} {name}: answers alike ({order}; reports/{name}-<date>.txt says "
-            "which): read them before importing"
+            f"{_names(students)} {name}{where}: answers alike ({order}; reports/{name}-<date>.txt "
+            "says which): read them before importing"
         )
     return (
-        f"{_names(students)} {name}: these {len(students)} answers are alike ({order}; "
+        f"{_names(students)} {name}{where}: these {len(students)} answers are alike ({order}; "
         f"reports/{name}-<date>.txt says which): read them before importing"
     )
 

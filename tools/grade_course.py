@@ -1993,6 +1993,27 @@ def _student_error(info: dict, note: str = "") -> BaseException:
     return error
 
 
+# what a file written or read outside the scratch folder by C code raises (torch.save to a path, whose
+# C++ writer makes no audit event for the hook to stop): the system's refusal, Landlock's or the user
+# nobody's, "open file failed because of errno 13 on fopen: Permission denied" (lecturer review s41,
+# m2: it went unlisted among the sandbox's stops)
+DENIED = re.compile(
+    r"Permission denied|errno 13\b|Operation not permitted|Read-only file system|\[Errno (?:1|13|30)\]"
+)
+
+
+def denied_by_system(info: dict | None) -> str | None:
+    """The sentence the verdict adds when the student's code ended in the system's refusal of a file
+    (:data:`DENIED`), else None. Without the error's text: a private case's may show its inputs."""
+    if not info or not DENIED.search(f"{info.get('type')} {info.get('message')}"):
+        return None
+    return (
+        f"Your code was refused a file by the system ({info.get('type')}: permission denied): a file "
+        "written or read outside its scratch folder, by Python or by C code such as torch.save to a "
+        "path, which the grader's sandbox does not allow."
+    )
+
+
 def _memory_note(info: dict, limit_gb: float) -> str:
     text = f"{info.get('type')} {info.get('message')}"
     if info.get("type") == "MemoryError" or "allocate" in text:
@@ -2259,6 +2280,7 @@ class Answer:
             self._grader.refuse(int(reply["refused"]))
         if "error" in reply:
             info = dict(reply["error"])
+            self._grader.note_denied(info)
             raise _student_error(info, _memory_note(info, self._grader.memory_gb))
         for arg, after in zip(args, reply.get("inputs", [])):  # an input changed in place
             if isinstance(arg, torch.Tensor) and isinstance(after, torch.Tensor):
@@ -2565,6 +2587,7 @@ class Grader:
         cells = _needed(_exercise_cells(exercise, answers), self.story_names, exercise.args)
         limits = self._limits(student)
         score, message, child, crash_text, matched = 0.0, "", None, None, []
+        self.denied: list[str] = []  # the system's refusals of a file (note_denied)
         private = exercise.module not in getattr(self, "public", ())
         with _settings_put_back(limits["environment"]):
             lib_exercises.WITHHOLD_EXCEPTION_TEXT = private  # review r3, problem 11
@@ -2609,6 +2632,8 @@ class Grader:
                     child.close()
                 if not os.environ.get("GRADE_KEEP_SCRATCH"):
                     shutil.rmtree(scratch, ignore_errors=True)
+        if self.denied and not STOPPED.search(message):  # listed with the sandbox's stops
+            message = f"{message.rstrip()} {self.denied[0]}"
         if not private:
             message = public_wording(message)
         message = graded_wording(message)
@@ -2680,8 +2705,16 @@ class Grader:
                 child.close()
                 raise
 
+    def note_denied(self, info: dict | None) -> None:
+        """Keep :func:`denied_by_system`'s sentence for the verdict of the exercise being graded."""
+        sentence = denied_by_system(info)
+        if sentence and sentence not in getattr(self, "denied", []):
+            self.denied = [*getattr(self, "denied", []), sentence]
+
     def _crash_text(self, crash: dict, answers) -> str:
         from lib.exercises import _at_line
+
+        self.note_denied(crash)
 
         if "refused" in crash:
             try:
@@ -3237,6 +3270,10 @@ def check_timestamp(course: Path, chapter: str, student: str) -> str | None:
     inbound = _inbound_times(course, chapter, student, written)
     after = None
     if inbound is not None:
+        # the way back, said with the flag: the student's own copy (lecturer review s41, m4)
+        from term_plan import cache_folder
+
+        course_id = _config(course).CourseDirectory.get("course_id", "default_course")
         folder, *now = inbound
         real, first_changed = _first_seen(course, folder, (now[0], now[1]))
         source = "when it was written in the exchange's inbound folder"
@@ -3246,7 +3283,11 @@ def check_timestamp(course: Path, chapter: str, student: str) -> str | None:
                 f"changed after submission: its inbound folder {folder} last changed at "
                 f"{_utc(changed)}, {(changed - max(claimed, real)) / 60:.0f} min after its "
                 "timestamp.txt; the late policy does not count that change (the folder is "
-                "world-writable: a TA's editor or a classmate may have touched it), look at it"
+                "world-writable: a TA's editor or a classmate may have touched it), look at it. If "
+                f"its notebook is not {student}'s work (a blank one, a classmate's), ask {student} "
+                "for the copy nbgrader submit kept in their home, "
+                f"{cache_folder(folder, course_id)}, and put it back with python ../tools/"
+                f"term_plan.py restore --course . {chapter} {student} FOLDER"
             )
     else:
         collected = path.stat().st_ctime
@@ -4091,11 +4132,17 @@ def copy_clusters(course: Path, chapter: str, lines: list[str]) -> list[str]:
     return out + kept
 
 
-def pair_flag(other: str, first: str | None) -> str:
-    """The flag of a student whose answer is alike with ``other``'s: it names the pair and who
-    submitted first, never a role (lecturer review s23, M1: the first submitter, honest, was
-    labelled "source of copies", and both "possible copy" when one time was unknown)."""
-    return f"alike with {other}; " + (f"{first} submitted first" if first else "order unknown")
+def pair_flag(other: str, first: str | None, grade_ids: list[str] | None = None) -> str:
+    """The flag of a student whose answer is alike with ``other``'s: it names the pair, the answers
+    alike and who submitted first, never a role (lecturer review s23, M1: the first submitter,
+    honest, was labelled "source of copies", and both "possible copy" when one time was unknown).
+    The answers let the export group students per exercise (lecturer review s41, m3: alice~ivan in
+    exercise 1 and carol~ivan in exercise 3 made "alice, carol, ivan and judy: these 4 answers are
+    alike"): "alike with judy in ex2_answer, ex3_written; alice submitted first"."""
+    where = f" in {', '.join(sorted(set(grade_ids)))}" if grade_ids else ""
+    return f"alike with {other}{where}; " + (
+        f"{first} submitted first" if first else "order unknown"
+    )
 
 
 class _FlagLists(NamedTuple):
@@ -4155,6 +4202,9 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
     # alike (s1good submitted first)", pointing at the honest student, when the grader had found
     # only "2 answers are near-verbatim the model answer")
     of_book = {(found[1], found[2]) for found in map(_BOOK.match, strong + code) if found}
+    # {(student, other): (who submitted first, the answers alike)}: one flag per pair, naming its
+    # answers (lecturer review s41, m3)
+    alike: dict[tuple[str, str], tuple[str | None, list[str]]] = {}
     for line in strong + code:  # a likeness expected by chance is no flag (lecturer review s29, M2)
         # two students alike: the pair and who submitted first, for each of them, no role (lecturer
         # review s23, M1); one alike with the model answer or the worked solution: that
@@ -4164,7 +4214,8 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
             if (a, grade_id) in of_book and (b, grade_id) in of_book:
                 continue
             for student, other in ((a, b), (b, a)):
-                flagged.setdefault(student, []).append(pair_flag(other, first and first[1]))
+                known_first, ids = alike.get((student, other), (None, []))
+                alike[(student, other)] = (known_first or (first and first[1]), [*ids, grade_id])
         else:
             student = line.split(" ", 1)[0]
             library = re.search(r"the same code as (the library's \S+) \(", line)
@@ -4176,6 +4227,8 @@ def _print_flags(course: Path, chapter: str, students: list[str], results: list)
                 else "the worked solution"
             )
             flagged.setdefault(student, []).append(f"alike with {book}")
+    for (student, other), (first, grade_ids) in alike.items():
+        flagged.setdefault(student, []).append(pair_flag(other, first, grade_ids))
     for student, why in FLAGGED.items():  # lecturer review s33, m9: in the flags and the export too
         if student in students:
             off = re.search(r"(\d+) min from", why)

@@ -1646,7 +1646,16 @@ def moodle_xml(questions: list[Question]) -> str:
 # --- a printable paper --------------------------------------------------------------------------------------
 
 
-def markdown(questions: list[Question], key: bool = True) -> str:
+def markdown(
+    questions: list[Question],
+    key: bool = True,
+    student: str | None = None,
+    files: tuple[str, str] | None = None,
+) -> str:
+    """A printable paper, with its key at the end (``key``). ``student``: whose paper (``--student``),
+    printed under the title, so that a printed paper is matched to its key (lecturer review s41,
+    m6: every paper was headed "# Quiz" alone); ``files``: the paper's and the key's file names,
+    printed on the key."""
     import re
 
     def plain(text: str) -> str:
@@ -1655,7 +1664,12 @@ def markdown(questions: list[Question], key: bool = True) -> str:
         return html.unescape(re.sub(r"<[^>]+>", "", text))
 
     lines = ["# Quiz", ""]
+    if student:
+        lines += [f"Student: `{student}`", ""]
     answers = ["", "## Key", ""]
+    if files:
+        whose = f" of student `{student}`" if student else ""
+        answers += [f"The key `{files[1]}` of the paper `{files[0]}`{whose}.", ""]
     for i, q in enumerate(questions, 1):
         lines += [f"**{i}. {q.title}** {plain(q.text)}", ""]
         if q.kind == "multichoice":
@@ -1749,11 +1763,12 @@ def main(argv=None) -> int:
         print(f"{args.qti}: {len(questions)} questions (QTI 1.2 for Canvas)")
     if args.markdown:  # one paper: without --student, the bank's first variant of each question
         printed = questions if args.student else bank(1, args.seed, args.chapters, repeats)
-        args.markdown.write_text(markdown(printed, key=False))
+        args.markdown.write_text(markdown(printed, key=False, student=args.student))
         print(f"{args.markdown}: {len(printed)} questions")
         if not args.no_key:  # the key in a file of its own, so the paper can be handed out as it is
             key = key_path(args.markdown)
-            _write_private(key, markdown(printed))
+            files = (args.markdown.name, key.name)
+            _write_private(key, markdown(printed, student=args.student, files=files))
             print(f"{key}: the paper with its key (keep it from the students)")
     return 0
 

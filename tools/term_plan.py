@@ -8,6 +8,7 @@ deadline, and the late policy, wired into nbgrader.
     python tools/term_plan.py penalties --course course [CHAPTER ...]
     python tools/term_plan.py extend --course course CHAPTER STUDENT DAYS
     python tools/term_plan.py remove --course course STUDENT [STUDENT ...]   # fake students, all gone
+    python tools/term_plan.py restore --course course CHAPTER STUDENT FOLDER  # the student's own copy
 
 ``deadlines`` writes each chapter's deadline into the course's gradebook (nbgrader's
 ``Assignment.duedate``, what ``nbgrader collect``, ``autograde`` and the Formgrader read) and sets the
@@ -468,8 +469,9 @@ def remove_students(course: Path, students: list[str]) -> list[str]:
     every export warn "collected but not graded", and ``nbgrader collect --update`` brought them
     back from the exchange's inbound copies): from the gradebook with their submissions (what
     ``nbgrader db student remove --force`` does), then their folders ``submitted/<id>``,
-    ``autograded/<id>``, ``feedback/<id>`` and the exchange's ``inbound/<id>+*``. Returns what was
-    removed, a line each."""
+    ``autograded/<id>``, ``feedback/<id>`` and the exchange's ``inbound/<id>+*``, and the feedback
+    released to them in the exchange's ``feedback/`` (:func:`released_feedback`; lecturer review
+    s41, m7: it stayed there). Returns what was removed, a line each."""
     import shutil
 
     from nbgrader.api import Gradebook, MissingEntry
@@ -480,9 +482,10 @@ def remove_students(course: Path, students: list[str]) -> list[str]:
             raise ValueError(f"students: expected nbgrader student ids, got {student!r}")
     config = PyFileConfigLoader("nbgrader_config.py", path=str(course)).load_config()
     url, course_id = _gradebook(course)
-    inbound = None
+    inbound = released = None
     if "root" in config.get("Exchange", {}):
         inbound = Path(config.Exchange.root) / course_id / "inbound"
+        released = Path(config.Exchange.root) / course_id / "feedback"
     done = []
     with Gradebook(url, course_id=course_id) as gb:
         for student in students:
@@ -495,11 +498,110 @@ def remove_students(course: Path, students: list[str]) -> list[str]:
         folders = [course / part / student for part in ("submitted", "autograded", "feedback")]
         if inbound is not None and inbound.is_dir():
             folders += sorted(inbound.glob(f"{student}+*"))
+        # before the folders go: their submission secrets name the feedback released to them
+        for page in released_feedback(folders, released) if released is not None else []:
+            page.unlink()
+            done.append(f"{student}: removed {page} (feedback released to them)")
         for folder in folders:
             if folder.exists():
                 shutil.rmtree(folder)
                 done.append(f"{student}: removed {folder}")
     return done
+
+
+def cache_folder(inbound_folder: str, course_id: str) -> str:
+    """Where ``nbgrader submit`` kept the student's own copy of the submission whose folder in the
+    exchange's inbound/ is ``inbound_folder`` (``<student>+<chapter>+<time>+<random>``): in the
+    student's home, which no classmate can write, under the folder's name less its random part."""
+    return f"~/.local/share/jupyter/nbgrader_cache/{course_id}/{inbound_folder.rsplit('+', 1)[0]}"
+
+
+def restore_submission(course: Path, chapter: str, student: str, copy: Path) -> list[str]:
+    """Put back the notebooks of ``student``'s collected submission of ``chapter`` from ``copy``, the
+    copy ``nbgrader submit`` kept in the student's home (:func:`cache_folder`), when the one in the
+    exchange's world-writable inbound/ was changed after they submitted it (lecturer review s41, m4:
+    a classmate swapped in a blank notebook, and the student's work was gone from the server). The
+    copy must carry the collected submission's ``submission_secret.txt`` and ``timestamp.txt``
+    (``nbgrader submit`` writes the same ones into both places): then it is that submission, and
+    its time stays the collected one. Each notebook replaced is kept as ``NAME.before-restore``.
+    Returns what was done, a line each, the last the command that grades it again."""
+    import shutil
+
+    for what, value in (("student", student), ("chapter", chapter)):
+        if not STUDENT_ID.fullmatch(value):
+            raise ValueError(f"{what}: expected an nbgrader id, got {value!r}")
+    collected = course / "submitted" / student / chapter
+    if not (collected / "submission_secret.txt").is_file():
+        raise ValueError(
+            f"{student} {chapter}: no collected submission with a submission_secret.txt in "
+            f"{collected}: collect it first (nbgrader collect {chapter})"
+        )
+    copy = copy.expanduser()
+    if not (copy / "submission_secret.txt").is_file() or not (copy / "timestamp.txt").is_file():
+        raise ValueError(
+            f"{copy}: not a copy kept by nbgrader submit (no submission_secret.txt and timestamp.txt)"
+        )
+    # the student's own time: the grader keeps it as timestamp.txt.student where it set a later one
+    stamp = collected / "timestamp.txt.student"
+    stamp = stamp if stamp.is_file() else collected / "timestamp.txt"
+    same_secret = (copy / "submission_secret.txt").read_text().strip() == (
+        (collected / "submission_secret.txt").read_text().strip()
+    )
+    if not same_secret or (copy / "timestamp.txt").read_text().strip() != stamp.read_text().strip():
+        raise ValueError(
+            f"{copy}: not the collected submission (its submission_secret.txt or timestamp.txt "
+            f"differs from {collected}'s): nbgrader submit keeps one folder per submission, named "
+            f"{student}+{chapter}+<its time>; take the one whose timestamp.txt says "
+            f"{stamp.read_text().strip()}. If the secret in the exchange was changed too, this tool "
+            "cannot tell which is the student's: decide by hand (the teachers' page, *A submission "
+            "changed in the exchange*)"
+        )
+    notebooks = sorted(copy.glob("*.ipynb"))
+    if not notebooks:
+        raise ValueError(f"{copy}: no notebook in it")
+    done = []
+    for notebook in notebooks:
+        target = collected / notebook.name
+        if target.is_file() and target.read_bytes() == notebook.read_bytes():
+            done.append(f"{student} {chapter}: {notebook.name} is already the student's copy")
+            continue
+        if target.is_file():
+            kept = target.with_name(target.name + ".before-restore")
+            if not kept.exists():
+                shutil.copy2(target, kept)
+        shutil.copyfile(notebook, target)
+        done.append(f"{student} {chapter}: {target} restored from {notebook}")
+    done.append(
+        f"grade it again: python ../tools/grade_course.py {chapter} --student {student}"
+        " (the submission time stays the collected one)"
+    )
+    return done
+
+
+def released_feedback(folders: list[Path], released: Path) -> list[Path]:
+    """The pages of the exchange's feedback folder ``released`` that ``nbgrader release_feedback``
+    released from a submission in ``folders`` (a student's submitted/, autograded/, feedback/ and
+    inbound folders): each is named by the hash of the submission's secret and the notebook's name
+    (``nbgrader.utils.notebook_hash``), which no one without the secret can tell apart, so every
+    secret of the student's submissions is tried with every notebook's name."""
+    from nbgrader.utils import notebook_hash
+
+    if not released.is_dir():
+        return []
+    secrets, notebooks = set(), set()
+    for folder in folders:
+        for path in folder.rglob("*") if folder.is_dir() else []:
+            if path.name == "submission_secret.txt" and path.is_file():
+                secrets.add(path.read_text())
+            elif path.suffix in (".ipynb", ".html") and path.is_file():
+                notebooks.add(path.stem)
+    pages = {
+        released / f"{notebook_hash(secret=secret, notebook_id=notebook)}.html"
+        for secret in secrets
+        if secret
+        for notebook in notebooks
+    }
+    return sorted(page for page in pages if page.is_file())
 
 
 def main(argv=None) -> int:
@@ -536,6 +638,14 @@ def main(argv=None) -> int:
     )
     r.add_argument("--course", type=Path, default=Path("course"))
     r.add_argument("student", nargs="+")
+    b = sub.add_parser(
+        "restore",
+        help="put back a submission changed in the exchange's inbound/ from the student's own copy",
+    )
+    b.add_argument("--course", type=Path, default=Path("course"))
+    b.add_argument("chapter")
+    b.add_argument("student")
+    b.add_argument("copy", type=Path, help="the folder nbgrader submit kept in the student's home")
     args = parser.parse_args(argv)
     if args.command == "table":
         try:
@@ -567,6 +677,12 @@ def main(argv=None) -> int:
             "`python ../tools/export_grades.py --course . --reviewed <chapter>` for each chapter "
             "whose flags named them"
         )
+    elif args.command == "restore":
+        try:
+            done = restore_submission(args.course, args.chapter, args.student, args.copy)
+        except (ValueError, OSError) as error:
+            parser.error(str(error))
+        print("\n".join(done))
     elif args.command == "extend":
         url, _ = _gradebook(args.course)
         due = extend(url, args.chapter, args.student, args.days)
