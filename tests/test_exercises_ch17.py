@@ -107,6 +107,7 @@ def test_the_checkers_refuse_the_library_and_say_not_attempted_to_a_stub():
         ("backwards", "opposite sign of the offset"),
         ("exponent 4i/Dh", "you doubled i twice"),
         ("from 1", "position m + 1"),
+        ("pairs from 1", "your fastest pair does not turn one radian per position"),
         ("one angle", "every pair turns by the same angle"),
         ("positions ignored", "not by positions[t]"),
         ("angles interleaved", "your angles are laid out for neighbouring pairs"),

@@ -55,14 +55,19 @@ def rope_reference(x: Tensor, positions: Tensor, theta: float = 10000.0, *,
 
     ``mistake`` computes a usual wrong answer instead: "interleaved" pairs (2i, 2i + 1);
     "exponent i/Dh" uses theta^(-i/Dh); "exponent 4i/Dh" theta^(-4i/Dh) (2i doubled once more); "multiplied" uses theta^(+2i/Dh); "backwards" turns by
-    -m w_i; "from 1" counts positions from 1 (m + 1); "one angle" turns every pair by m w_0 = m;
+    -m w_i; "from 1" counts positions from 1 (m + 1); "pairs from 1" counts
+    the pairs from 1 (theta^(-2(i + 1)/Dh)); "one angle" turns every pair by m w_0 = m;
     "positions ignored" turns row t by t; "angles interleaved" pairs the halves, as
     ``rotate_half`` does, but lays the angles out for neighbours (cos m w_0, cos m w_0, cos m w_1,
     ..., what ``repeat_interleave`` gives), so coordinates i and i + Dh/2 turn by different angles."""
     x = x.detach().double()
     Dh = x.shape[-1]
     i = torch.arange(Dh // 2, dtype=torch.float64)
-    exponent = {"exponent i/Dh": i / Dh, "exponent 4i/Dh": 4 * i / Dh}.get(mistake, 2 * i / Dh)
+    exponent = {
+        "exponent i/Dh": i / Dh,
+        "exponent 4i/Dh": 4 * i / Dh,
+        "pairs from 1": 2 * (i + 1) / Dh,
+    }.get(mistake, 2 * i / Dh)
     w = theta**exponent if mistake == "multiplied" else theta**-exponent  # [Dh/2]
     if mistake == "one angle":
         w = torch.ones_like(w)
@@ -127,6 +132,10 @@ _ROPE_MISTAKES = [
     (
         "from 1",
         "your first row is rotated as position m + 1: use the positions you are given as they are (the first token of a prompt sits at 0).",
+    ),
+    (
+        "pairs from 1",
+        "your fastest pair does not turn one radian per position: your frequencies are theta^(-2(i + 1)/Dh), the pairs counted from 1. Pair 0 turns at w_0 = theta^0 = 1, so the fastest pair turns one radian per position whatever theta is.",
     ),
     (
         "one angle",
