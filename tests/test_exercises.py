@@ -1375,8 +1375,8 @@ PREDICTIONS_WRONG_LATER = [
     (ch07.check_one_head, (13_209, False, 19.7), "between 0 and 1"),
     (ch07.check_one_head, (13_209, False, 0.9997), "not the accuracy of the exercise's run"),
     (ch08.check_small_base, (2 * math.pi * 100, False), "2 pi x 100, the limit"),
-    (ch08.check_small_base, (100 ** (126 / 128), False), "multiply by 2 pi"),
-    (ch08.check_small_base, (2 * math.pi * 100 ** (127 / 128), False), "not 127/128"),
+    (ch08.check_small_base, (100 ** (126 / 128), False), "positions per radian"),
+    (ch08.check_small_base, (2 * math.pi * 100 ** (127 / 128), False), "the odd column's index"),
     (ch08.check_small_base, (54_410, False), "base 10000"),
     (
         ch08.check_small_base,

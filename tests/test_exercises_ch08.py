@@ -139,3 +139,24 @@ def test_a_blind_wavelength_guess_is_not_given_the_answer(guess):
     message = str(failed.value)
     assert "2 pi base^" not in message and "100^(126/128)" not in message, message
     assert "last_wavelength" in message
+
+
+@pytest.mark.parametrize(
+    "wrong, mistake",
+    [
+        (2 * math.pi * 100, "which no pair of the table reaches"),
+        (100 ** (126 / 128), "positions per radian"),
+        (2 * math.pi * 100 ** (127 / 128), "the odd column's index"),
+    ],
+)
+def test_a_near_miss_wavelength_is_told_its_mistake_not_the_answer(wrong, mistake):
+    """Review s42, point 4: after 2 pi x 100 the checker said "the last pair is i = 63, and its exponent
+    2i/d is 126/128", after 100^(126/128) "multiply by 2 pi": the answer in one step, in an exercise
+    whose value is the prediction. Each message now names the mistake and asks the question that leads
+    to the answer, without the last pair's exponent or the factor to apply."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch08.check_small_base(wrong, False)
+    message = str(failed.value)
+    assert mistake in message and "?" in message, message
+    for answer in ("126/128", "i = 63", "multiply by 2 pi", "585"):
+        assert answer not in message, (answer, message)

@@ -1553,8 +1553,8 @@ def test_positional_diagram_adds_the_position_before_the_layers(narrow):
     names = [x for x in fig.axes[0].texts if x.get_text() in ("bidirectional", "causal")]
     assert len(names) == 2 and {x.get_color() for x in names} == {"0.1"}
     causal = viz.positional_diagram(PlaygroundConfig(positional="none", causal=True), narrow=narrow)
-    assert "causal one is drawn in full" in causal.alt_text and "none: p_i = 0" in causal.alt_text
-    assert any("none: $\\mathbf{p}_i = 0$" == t for t in texts(causal))
+    assert "causal one is drawn in full" in causal.alt_text and "none: p_t = 0" in causal.alt_text
+    assert any("none: $\\mathbf{p}_t = 0$" == t for t in texts(causal))
     with pytest.raises(TypeError, match="config"):
         viz.positional_diagram(GPTConfig.gpt2())
     with pytest.raises(TypeError, match="narrow"):

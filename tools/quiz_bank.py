@@ -462,7 +462,7 @@ def q08_last_wavelength(rng: random.Random) -> Question:
         f"{right:,.1f}",
         [
             (f"{2 * math.pi * base:,.1f}", (*m, "the limit for a very wide table")),
-            (f"{2 * math.pi * base ** ((d - 1) / d):,.1f}", (*m, "both use the exponent of the even column")),
+            (f"{2 * math.pi * base ** ((d - 1) / d):,.1f}", (*m, "you put the odd column's index")),
             (f"{right / (2 * math.pi):,.1f}", (*m, "the number of positions per radian")),
             (f"{2 * math.pi:,.1f}", (*m, "the wavelength of the first pair")),
         ],

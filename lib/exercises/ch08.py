@@ -409,7 +409,7 @@ def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
         if not near(w, right, 0.01):
             if near(w, 2 * math.pi * BASE, 0.01):
                 fail(
-                    f"last_wavelength = {fmt(w)} is 2 pi x 100, the limit for a very wide table. The last pair is i = 63, and its exponent 2i/d is 126/128, not 1."
+                    f"last_wavelength = {fmt(w)} is 2 pi x 100, the limit for a very wide table: it takes an exponent 2i/d of 1, which no pair of the table reaches. Which pair is the last, and what is its exponent?"
                 )
             if near(w, _last_wavelength(10000), 0.01):
                 fail(
@@ -417,11 +417,11 @@ def check_small_base(last_wavelength: Any, distant_collision: Any) -> str:
                 )
             if near(w, 2 * math.pi * BASE ** (127 / 128), 0.01):
                 fail(
-                    "last_wavelength: the last pair is columns 126 and 127, and both use the exponent of the even column, 2i/d = 126/128, not 127/128."
+                    "last_wavelength: you put the odd column's index in the exponent. Both columns of a pair turn at one frequency: which column's index does the formula's exponent use?"
                 )
             if near(w, right / (2 * math.pi), 0.01):
                 fail(
-                    f"last_wavelength = {fmt(w)} is 100^(126/128), the number of positions per radian. A full turn is 2 pi radians: multiply by 2 pi."
+                    f"last_wavelength = {fmt(w)} is the number of positions per radian. A wavelength is the number of positions per full turn: how many radians make one turn?"
                 )
             if near(w, 2 * math.pi, 0.01):
                 fail(

@@ -1424,7 +1424,7 @@ def minilm_diagram(config=None):
 _POSITION_BOX = {
     "learned": "learned table, trained",
     "sinusoidal": "sinusoidal table, fixed",
-    "none": "none: $\\mathbf{p}_i = 0$",
+    "none": "none: $\\mathbf{p}_t = 0$",
     "rope": "none here: RoPE turns\nq and k inside attention",
     "alibi": "none here: ALiBi biases\nthe scores inside attention",
 }
@@ -1432,13 +1432,19 @@ _POSITION_BOX = {
 
 _ALLOWED = "#3182bd"  # a cell of a mask where the query may attend
 _ALT_NONE = {
-    "none": "none: p_i = 0",
+    "none": "none: p_t = 0",
     "rope": "none here: RoPE turns the queries and keys inside attention",
     "alibi": "none here: ALiBi biases the scores inside attention",
 }
 
 
 # Long by design: one drawing call per box and arrow of the picture, in the order it is read.
+# positional_diagram's narrow labels with a subscript (w_t, p_t, x_t, y_t) and the place t beside them:
+# at 16.5 points, as elmo_diagram's, not the text's 14, where their subscripts read at about 8 CSS px on a
+# 360 px phone (reader s42, chapter 8)
+_POSITIONAL_NARROW_MATH = 16.5
+
+
 def positional_diagram(config, *, narrow=False):
     """Chapter 8's model (the Attention Playground's, ``lib.playground``): where the position vector
     enters. Each symbol's token embedding e plus the position vector p of its place (a learned
@@ -1460,12 +1466,13 @@ def positional_diagram(config, *, narrow=False):
     table = f"{LENGTH} x {D}" if kind in ("learned", "sinusoidal") else None
     alt = _positional_alt(config, L, table, mask)
     font = _phone_font(5.2) if narrow else _FONT
-    W, Ht = (5.2, 7.15) if narrow else (7.6, 6.85)
+    math = _POSITIONAL_NARROW_MATH if narrow else _FONT  # the subscripted labels
+    W, Ht = (5.2, 7.45) if narrow else (7.6, 6.85)
     fig, ax = _canvas(W, Ht, alt)
     xc = 2.0 if narrow else 3.0  # the flow's column
     bw = 3.5 if narrow else 4.4  # its boxes' width
-    _draw_positions_input(ax, xc, 0.44 if narrow else 0.52, font)
-    y_plus = _draw_embedding_sum(ax, xc, bw, kind, table, D, font, narrow)
+    _draw_positions_input(ax, xc, 0.44 if narrow else 0.52, font, math)
+    y_plus = _draw_embedding_sum(ax, xc, bw, kind, table, D, (font, math), narrow)
     # the encoder layer, pre-LN, in a dashed frame
     y_att, y_ff = 3.75, 4.75
     _arrow(ax, xc, y_plus + 0.2, xc, y_att - 0.33)
@@ -1519,8 +1526,10 @@ def positional_diagram(config, *, narrow=False):
         fontsize=font,
     )
     _arrow(ax, xc, y_out + 0.3, xc, y_ans - 0.2)
-    answer = f"answer $y_i$: one of {VOCAB} symbols, at every place"  # 4.35 inches at 14 points
-    ax.text(W / 2 if narrow else xc, y_ans + 0.02, answer, **_t(font))
+    answer = f"answer $y_t$: one of {VOCAB} symbols, at every place"  # 4.35 inches at 14 points
+    if narrow:  # on two lines, at the labels' size
+        answer = answer.replace(": ", ":\n", 1)
+    ax.text(W / 2 if narrow else xc, y_ans + (0.17 if narrow else 0.02), answer, **_t(math))
     return fig
 
 
@@ -1531,10 +1540,10 @@ def _positional_alt(config, L, table, mask):
     D, H, N, kind = config.d_model, config.n_heads, config.n_layers, config.positional
     return (
         f"A vertical flow, read from the bottom. The input, {L} symbols (here 3 1 4 1 5 9 2 6), "
-        "positions 0 to 7. Each symbol w_i goes to the token embedding e of w_i (a table of "
-        f"{VOCAB} symbols by {D}); its place i goes to the position vector p_i ("
+        "positions 0 to 7. Each symbol w_t goes to the token embedding e of w_t (a table of "
+        f"{VOCAB} symbols by {D}); its place t goes to the position vector p_t ("
         + (f"a {kind} table of {table}" if table else _ALT_NONE[kind])
-        + "). The two meet in a plus sign: x_i = e of w_i + p_i, one vector of width "
+        + "). The two meet in a plus sign: x_t = e of w_t + p_t, one vector of width "
         f"{D} per position. Then "
         + ("the encoder layer" if N == 1 else f"{N} encoder layers, each")
         + ": LayerNorm and "
@@ -1542,23 +1551,24 @@ def _positional_alt(config, L, table, mask):
         f"({D} to {4 * D} to {D}), a residual add. Beside the attention, two 8 by 8 masks: "
         "bidirectional (every cell allowed) and causal (the lower triangle); the "
         f"{mask} one is drawn in full, the other faded. Then a LayerNorm and the read-out, a "
-        f"linear map from {D} to {VOCAB} scores, one per symbol, at every position: the answer y_i."
+        f"linear map from {D} to {VOCAB} scores, one per symbol, at every position: the answer y_t."
     )
 
 
-def _draw_positions_input(ax, xc, step, font):
+def _draw_positions_input(ax, xc, step, font, math):
     """positional_diagram's input: one box per position, centred on ``xc``, the place under it."""
     xs = [xc + step * (i - 3.5) for i in range(8)]
     for i, (x, s) in enumerate(zip(xs, "31415926")):
         _box(ax, x, 0.75, s, "io", w=step - 0.06, h=0.4, fontsize=font)
         ax.text(x, 0.3, str(i), color="0.35", **_t(font))
-    ax.text(xs[-1] + 0.35, 0.75, "symbol $w_i$", ha="left", va="center", fontsize=font)
-    ax.text(xs[-1] + 0.35, 0.3, "place $i$", ha="left", va="center", fontsize=font, color="0.35")
+    ax.text(xs[-1] + 0.35, 0.75, "symbol $w_t$", ha="left", va="center", fontsize=math)
+    ax.text(xs[-1] + 0.35, 0.3, "place $t$", ha="left", va="center", fontsize=math, color="0.35")
 
 
-def _draw_embedding_sum(ax, xc, bw, kind, table, D, font, narrow):
+def _draw_embedding_sum(ax, xc, bw, kind, table, D, fonts, narrow):
     """positional_diagram's token embedding and position vector, side by side above the input,
-    meeting in a plus; returns the plus's height."""
+    meeting in a plus; returns the plus's height. ``fonts``: the text's and the subscripted labels'
+    sizes (each box's line with a subscript at the second)."""
     from lib.playground import VOCAB
 
     y_emb, y_plus = 1.75, 2.65
@@ -1567,33 +1577,21 @@ def _draw_embedding_sum(ax, xc, bw, kind, table, D, font, narrow):
     if narrow:  # wider than the flow's boxes: "token embedding" is 1.67 inches at 14 points
         w_tok, w_pos = 1.85, 1.85 if table else 2.75  # "the scores inside attention": 2.53
         x_tok, x_pos = xc - 0.05 - w_tok / 2, xc + 0.05 + w_pos / 2
-    _box(
-        ax,
-        x_tok,
-        y_emb,
-        f"token embedding\n$\\mathbf{{e}}_{{w_i}}$: {VOCAB} x {D}",
-        "emb",
-        w=w_tok,
-        h=0.75,
-        fontsize=font,
-    )
-    pos_text = _POSITION_BOX[kind]
+    font, math = fonts
+    _box(ax, x_tok, y_emb, "", "emb", w=w_tok, h=0.75)
+    ax.text(x_tok, y_emb + 0.17, "token embedding", **_t(font))
+    ax.text(x_tok, y_emb - 0.16, f"$\\mathbf{{e}}_{{w_t}}$: {VOCAB} x {D}", **_t(math))
+    _box(ax, x_pos, y_emb, "", "ctx" if table else "plain", w=w_pos, h=0.75)
     if table:
-        pos_text = f"position $\\mathbf{{p}}_i$:\n{kind}, {table}"
-    _box(
-        ax,
-        x_pos,
-        y_emb,
-        pos_text,
-        "ctx" if table else "plain",
-        w=w_pos,
-        h=0.75,
-        fontsize=font,
-    )
+        ax.text(x_pos, y_emb + 0.15, "position $\\mathbf{p}_t$:", **_t(math))
+        ax.text(x_pos, y_emb - 0.18, f"{kind}, {table}", **_t(font))
+    else:
+        size = math if "_t" in _POSITION_BOX[kind] else font
+        ax.text(x_pos, y_emb, _POSITION_BOX[kind], **_t(size))
     _arrow(ax, x_tok, 1.0, x_tok, y_emb - 0.38)  # the symbol to its embedding
     _arrow(ax, x_pos, 1.0, x_pos, y_emb - 0.38, color="0.45")  # its place to the position's
-    ax.text(x_tok + 0.08, 1.18, "$w_i$", ha="left", va="center", fontsize=font)
-    ax.text(x_pos + 0.08, 1.18, "$i$", ha="left", va="center", fontsize=font, color="0.35")
+    ax.text(x_tok + 0.08, 1.18, "$w_t$", ha="left", va="center", fontsize=math)
+    ax.text(x_pos + 0.08, 1.18, "$t$", ha="left", va="center", fontsize=math, color="0.35")
     _box(ax, xc, y_plus, "$+$", "plain", w=0.4, h=0.4, fontsize=font)
     _line(ax, [x_tok, x_tok, xc - 0.2], [y_emb + 0.38, y_plus, y_plus])
     _arrow(ax, x_tok + 0.3, y_plus, xc - 0.2, y_plus)
@@ -1602,10 +1600,10 @@ def _draw_embedding_sum(ax, xc, bw, kind, table, D, font, narrow):
     ax.text(
         xc + 0.35,
         y_plus + 0.42,
-        f"$\\mathbf{{x}}_i = \\mathbf{{e}}_{{w_i}} + \\mathbf{{p}}_i$, width {D}",
+        f"$\\mathbf{{x}}_t = \\mathbf{{e}}_{{w_t}} + \\mathbf{{p}}_t$, width {D}",
         ha="left",
         va="center",
-        fontsize=font,
+        fontsize=math,
     )
     return y_plus
 

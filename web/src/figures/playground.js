@@ -392,16 +392,18 @@ function legend(parent) {
 }
 
 // One head's attention on the probe: an SVG heatmap with the probe's tokens on both axes (queries in
-// rows, keys in columns; each cell's title gives positions and weight).
+// rows, keys in columns; each cell's title gives positions and weight). Its text at MAP_FONT, the
+// chart's phone size: at 11 px a phone's reader read its labels at 7-9 px (reader s42, chapter 8).
+const MAP_FONT = 13;
 function attentionMap(parent, weights, labels, title) {
   const cell = 24;
   const n = labels.length;
-  const left = 46;
-  const top = 34;
+  const left = 50;
+  const top = 38;
   const width = left + n * cell + 4;
   const height = top + n * cell + 4;
   const svg = el("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
-    "font-size": 11, "font-family": "sans-serif", class: "book-pg-map-svg" }, parent);
+    "font-size": MAP_FONT, "font-family": "sans-serif", class: "book-pg-map-svg" }, parent);
   const g = el("g", { fill: "currentColor" }, svg);
   for (let i = 0; i < n; i++) {
     for (let j = 0; j < n; j++) {
@@ -414,11 +416,11 @@ function attentionMap(parent, weights, labels, title) {
     const t = el("text", { x, y, ...attrs }, g);
     t.textContent = s;
   };
-  label(left + (n * cell) / 2, 11, "key (position 0 to 7)", { "text-anchor": "middle", class: "book-pg-axis" });
+  label(left + (n * cell) / 2, MAP_FONT, "key (position 0 to 7)", { "text-anchor": "middle", class: "book-pg-axis" });
   labels.forEach((s, j) => label(left + j * cell + cell / 2, top - 6, s, { "text-anchor": "middle", class: "book-pg-key" }));
   labels.forEach((s, i) => label(left - 5, top + i * cell + cell / 2 + 4, s, { "text-anchor": "end", class: "book-pg-query" }));
   const y = top + (n * cell) / 2;
-  label(11, y, "query", { "text-anchor": "middle", transform: `rotate(-90 11 ${y})`, class: "book-pg-axis" });
+  label(MAP_FONT, y, "query", { "text-anchor": "middle", transform: `rotate(-90 ${MAP_FONT} ${y})`, class: "book-pg-axis" });
   svg.dataset.rows = JSON.stringify(labels);
   svg.dataset.cols = JSON.stringify(labels);
   el("title", {}, svg).textContent = title;
@@ -427,8 +429,8 @@ function attentionMap(parent, weights, labels, title) {
 
 // The colour scale of the maps: attention weight 0 (dark blue) to 1 (yellow).
 function mapScale(parent) {
-  const svg = el("svg", { width: 200, height: 34, viewBox: "0 0 200 34", role: "img", class: "book-pg-scale",
-    "font-size": 11, "font-family": "sans-serif" }, parent);
+  const svg = el("svg", { width: 210, height: 34, viewBox: "0 0 210 34", role: "img", class: "book-pg-scale",
+    "font-size": MAP_FONT, "font-family": "sans-serif" }, parent);
   el("title", {}, svg).textContent = "colour scale of the maps: attention weight 0 (dark blue) to 1 (yellow)";
   for (let k = 0; k < 50; k++) el("rect", { x: 8 + k * 2.8, y: 2, width: 3.3, height: 10, fill: colour(k / 49) }, svg);
   const g = el("g", { fill: "currentColor" }, svg);
