@@ -483,5 +483,21 @@ def test_chance_hints_do_not_count_the_answers():
 
 def test_the_passing_message_says_why_below_chance_can_happen():
     message = ch12.check_unseen_phrases(ch12.UNSEEN_ACCURACY, 0.5).message
-    assert "It can fall below chance: the probe answers by a phrase's frame" in message
+    assert "It falls below chance: the probe answers by a phrase's frame" in message
     assert "only 29 phrases" in message
+
+
+def test_the_pass_message_says_where_the_measurement_lies_against_chance():
+    """The pass message said "about the chance of 50%" beside 40.8%, below it by 9 points: it now says
+    where the reader's own measurement lies, computed from it (no number of another run's training)."""
+    for value in (0.408, 189 / 463, 0.413, 0.41):
+        message = ch12.check_unseen_phrases(value, 0.5).message
+        assert f"your layer-2 probe gets {value:.1%}, below chance (50%) by " in message, message
+        points = re.search(r"below chance \(50%\) by ([\d.]+) points", message).group(1)
+        assert abs(float(points) - (0.5 - value) * 100) < 0.051
+        assert "about" not in message.split("against")[0] and "It falls below chance" in message
+    # the words follow the numbers: about chance within two standard errors of 463 sentences
+    assert ch12._against_chance(0.49).startswith("about chance (50%): 1.0 points away")
+    assert ch12._against_chance(0.56) == "above chance (50%) by 6.0 points"
+    assert ch12._against_chance(0.45) == "below chance (50%) by 5.0 points"
+    assert ch12._why_not_chance(0.49) == "" and ch12._why_not_chance(0.56) == ""

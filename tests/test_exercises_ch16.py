@@ -162,6 +162,98 @@ WRONG = [
         "gave binary_cross_entropy the logits themselves",
     ),
     ("something else", lambda lg, o, m, c, a: lg.mean(), "matches none of the mistakes"),
+    # each plausible wrong answer gets the hint of what it did: the arguments of the loss swapped
+    # (labels first), as floats, bools or integers, with or without the sigmoid
+    (
+        "arguments swapped",
+        lambda lg, o, m, c, a: _bce((c != o).float()[a.bool()], lg[a.bool()]),
+        "you passed the labels first and the logits second",
+    ),
+    (
+        "arguments swapped, bool labels",
+        lambda lg, o, m, c, a: _bce((c != o)[a.bool()], lg[a.bool()]),
+        "the labels went first, where the logits go",
+    ),
+    (
+        "arguments swapped, long labels",
+        lambda lg, o, m, c, a: _bce((c != o).long()[a.bool()], lg[a.bool()]),
+        "the labels went first, where the logits go",
+    ),
+    (
+        "binary_cross_entropy, arguments swapped",
+        lambda lg, o, m, c, a: F.binary_cross_entropy(
+            (c != o).float()[a.bool()], torch.sigmoid(lg[a.bool()])
+        ),
+        "you passed the labels first and the probabilities second",
+    ),
+    (
+        "binary_cross_entropy on the logits, arguments swapped",
+        lambda lg, o, m, c, a: F.binary_cross_entropy((c != o).float()[a.bool()], lg[a.bool()]),
+        "the logits went second, where the labels (0 or 1) go",
+    ),
+    (
+        "binary_cross_entropy on the logits",
+        lambda lg, o, m, c, a: F.binary_cross_entropy(lg[a.bool()], (c != o).float()[a.bool()]),
+        "binary_cross_entropy takes probabilities, and the discriminator gives logits",
+    ),
+    # a softmax or cross_entropy where the loss is binary
+    (
+        "cross_entropy on the real tokens",
+        lambda lg, o, m, c, a: F.cross_entropy(lg[a.bool()], (c != o).float()[a.bool()]),
+        "a softmax across the tokens, so the tokens compete",
+    ),
+    (
+        "cross_entropy on [B, T]",
+        lambda lg, o, m, c, a: F.cross_entropy(lg, (c != o).float()),
+        "it took each sentence's positions as classes",
+    ),
+    (
+        "cross_entropy with integer labels",
+        lambda lg, o, m, c, a: F.cross_entropy(lg[a.bool()], (c != o).long()[a.bool()]),
+        "cross_entropy is the loss of a softmax over classes",
+    ),
+    (
+        "cross_entropy on one logit per token",
+        lambda lg, o, m, c, a: F.cross_entropy(
+            lg[a.bool()].unsqueeze(-1), (c != o).long()[a.bool()]
+        ),
+        "cross_entropy is the loss of a softmax over classes",
+    ),
+    (
+        "softmax over the tokens",
+        lambda lg, o, m, c, a: F.binary_cross_entropy(
+            torch.softmax(lg[a.bool()], dim=0), (c != o).float()[a.bool()]
+        ),
+        "you made the probabilities with a softmax",
+    ),
+    (
+        "softmax over each sentence",
+        lambda lg, o, m, c, a: F.binary_cross_entropy(
+            torch.softmax(lg, dim=-1)[a.bool()], (c != o).float()[a.bool()]
+        ),
+        "you made the probabilities with a softmax",
+    ),
+    (
+        "two-class logits (-l, l)",
+        lambda lg, o, m, c, a: F.cross_entropy(
+            torch.stack([-lg, lg], -1)[a.bool()], (c != o).long()[a.bool()]
+        ),
+        "sigmoid(2 x logit)",
+    ),
+    # the mean over the wrong tokens
+    (
+        "replaced tokens only",
+        lambda lg, o, m, c, a: _bce(lg[a.bool() & (c != o)], (c != o).float()[a.bool() & (c != o)]),
+        "at the replaced tokens only, so every label you kept is 1",
+    ),
+    # the sigmoid applied twice, with either loss
+    (
+        "sigmoid twice, binary_cross_entropy",
+        lambda lg, o, m, c, a: F.binary_cross_entropy(
+            torch.sigmoid(torch.sigmoid(lg[a.bool()])), (c != o).float()[a.bool()]
+        ),
+        "sigmoid twice",
+    ),
 ]
 
 
@@ -332,3 +424,24 @@ def test_an_extra_bias_is_not_read_as_a_compound_mistake():
         ch16.check_albert_prediction(17_684_992, None)
     message = str(failed.value)
     assert "30,522" not in message and "position" not in message and " And" not in message
+
+
+@pytest.mark.parametrize("name, wrong, message", WRONG, ids=[w[0] for w in WRONG])
+def test_each_mistake_gets_only_its_own_hint(name, wrong, message):
+    """Each wrong answer's message holds its own hint and not another mistake's: the hint for swapped
+    arguments only where the arguments are swapped, the labels' dtype only where the labels are the
+    target; no mistake is taken for an unwritten body (torch's NotImplementedError for a dtype)."""
+    with pytest.raises(ExerciseFailed) as failed:
+        ch16.check_discriminator_loss(wrong)
+    said = failed.value.message
+    swapped = "labels second (input, then target)" in said
+    assert swapped == ("swapped" in name), said
+    assert ("convert the comparison with .float()" in said) == name.startswith("labels as"), said
+    assert ("softmax over classes" in said) == name.startswith("cross_entropy"), said
+
+
+def test_a_stub_still_raises_not_implemented():
+    def stub(logits, original, masked, corrupted, attention_mask):
+        raise NotImplementedError("write the body")
+
+    assert ch16.check_discriminator_loss(stub).status == "not attempted"

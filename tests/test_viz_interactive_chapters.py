@@ -294,6 +294,9 @@ def test_chapter_12_layer_slider_shows_each_layers_vectors_and_probe():
 
 
 def test_chapter_16_detection_slider_shows_the_corruption_and_the_discriminator():
+    import base64
+    import struct
+
     from lib.bert import IGNORE_INDEX, BertConfig
     from lib.data.stories import generate_sentences
     from lib.electra import Electra, ElectraConfig
@@ -328,7 +331,7 @@ def test_chapter_16_detection_slider_shows_the_corruption_and_the_discriminator(
     fitted = [viz.word_rows(rows, **kwargs).get_figheight() for rows, kwargs in fitting]
     plt.close("all")
     assert all(kwargs["figsize"][1] is None for _, kwargs in fitting)
-    assert {kwargs["figsize"] for _, kwargs in drawn} == {(5.2, max(fitted))}
+    assert {kwargs["figsize"] for _, kwargs in drawn} == {(ns["FIGURE_INCHES"], max(fitted))}
     assert min(fitted) < max(fitted)  # the sentences differ: the fixed height does something
     colours = ns["RTD_COLOURS"]
     for b, ((rows, kwargs), alt) in enumerate(zip(drawn, alts)):
@@ -350,6 +353,14 @@ def test_chapter_16_detection_slider_shows_the_corruption_and_the_discriminator(
         assert alt.endswith("P(replaced): " + ", ".join(tokens[3]))
         title = kwargs["title"].replace("\n", " ")
         assert f"learns from {sum(chosen)} of its {int(keep.sum())} tokens" in title
+    # the slider and the whole figure on a laptop's screen together: at most 700 px tall in the
+    # page's 708 px column at 1280 px (it was 1,071 px, five to seven boxes a line), with text of
+    # 11 CSS px or more on a phone, in the box that scrolls sideways
+    for page in box.children[1].children:
+        png = base64.b64decode(re.search(r"base64,([^\"]+)\"", page.value).group(1))
+        width, height = struct.unpack(">II", png[16:24])  # the PNG header's IHDR
+        assert height * min(1, 708 / width) <= 700, (width, height)
+        assert float(re.search(r'data-phone-px="([^"]+)"', page.value).group(1)) >= 11
 
 
 def test_word_rows_narrow_puts_each_name_above_its_row_and_the_key_a_line_each():

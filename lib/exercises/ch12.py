@@ -591,4 +591,25 @@ def check_unseen_phrases(unseen_accuracy: Any, chance_accuracy: Any) -> str:
         if _decimals(acc) is not None
         else ""
     )
-    return f"both are right: on phrases it never saw, the layer-2 probe gets {UNSEEN_ACCURACY:.1%} (forward half {UNSEEN_FORWARD:.0%}, backward half {UNSEEN_BACKWARD:.0%}), about the chance of {CHANCE:.0%}, against more than 95% when every test phrase has a twin in training. It can fall below chance: the probe answers by a phrase's frame, which in a new phrase can point to the other sense, and the 463 test sentences come from only 29 phrases, so each phrase weighs a lot in the score.{note}"
+    return f"both are right: on phrases it never saw, your layer-2 probe gets {acc:.1%}, {_against_chance(acc)}, against more than 95% when every test phrase has a twin in training.{_why_not_chance(acc)}{note}"
+
+
+# "about chance" within two standard errors of a share of the N_UNSEEN_TEST test sentences at 0.5
+# (4.6 points); the pass message says where the reader's own measurement lies, computed from it
+CHANCE_MARGIN = 2 * math.sqrt(CHANCE * (1 - CHANCE) / N_UNSEEN_TEST)
+
+
+def _against_chance(acc: float) -> str:
+    """Where ``acc`` lies against chance, in words and numbers: "below chance (50%) by 9.2 points"."""
+    points = abs(acc - CHANCE) * 100
+    if points <= CHANCE_MARGIN * 100:
+        return f"about chance ({CHANCE:.0%}): {points:.1f} points away, within the spread of a share of {N_UNSEEN_TEST} test sentences"
+    side = "below" if acc < CHANCE else "above"
+    return f"{side} chance ({CHANCE:.0%}) by {points:.1f} points"
+
+
+def _why_not_chance(acc: float) -> str:
+    """Why the probe is not at chance, where the reader's measurement is below it."""
+    if acc >= CHANCE - CHANCE_MARGIN:
+        return ""
+    return f" It falls below chance: the probe answers by a phrase's frame, which in a new phrase can point to the other sense, and the {N_UNSEEN_TEST} test sentences come from only 29 phrases, so each phrase weighs a lot in the score."

@@ -106,6 +106,7 @@ def _cases():
 def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple[Tensor, str]]:
     real = attention_mask.bool()
     replaced = (corrupted != original).float()
+    replaced_bool = corrupted != original
     chosen = (masked != original).float()
     bce = F.binary_cross_entropy_with_logits
     # the real tokens without the first and the last of each sentence ([CLS] and [SEP])
@@ -139,7 +140,7 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
         ),
         (
             bce(torch.sigmoid(logits[real]), replaced[real]),
-            "you applied the sigmoid twice: binary_cross_entropy_with_logits takes the logits themselves.",
+            "you applied the sigmoid twice: binary_cross_entropy_with_logits applies it itself, so it takes the logits themselves (and binary_cross_entropy takes the probabilities, one sigmoid of the logits).",
         ),
         (
             (bce(logits, replaced, reduction="none") * attention_mask).mean(),
@@ -172,6 +173,37 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
             bce(logits[ends_dropped], replaced[ends_dropped]),
             "you left out [CLS] and [SEP], the first and the last real token of each sentence. The mean runs over every real token, special tokens included: the discriminator answers 'original' for them too.",
         ),
+        (
+            bce(replaced[real], logits[real]),
+            f"{_SWAPPED}: you passed the labels first and the logits second, so the loss took each label for a logit and each logit for a label.",
+        ),
+        (
+            F.binary_cross_entropy(replaced[real], torch.sigmoid(logits[real])),
+            f"{_SWAPPED}: you passed the labels first and the probabilities second, so the loss took each label for a probability (log 0 is clamped to -100) and each probability for a label.",
+        ),
+        (
+            bce(logits[real & replaced_bool], replaced[real & replaced_bool]),
+            "you took the loss at the replaced tokens only, so every label you kept is 1. The discriminator learns from every real token, the originals too: that is ELECTRA's point.",
+        ),
+        (
+            F.cross_entropy(logits[real], replaced[real]),
+            f"you used cross_entropy on the real tokens' logits, a 1-D tensor: it took them as the classes of one example, a softmax across the tokens, so the tokens compete for one probability. {_SOFTMAX}",
+        ),
+        (
+            F.cross_entropy(logits, replaced),
+            f"you used cross_entropy on the logits [B, T]: it took each sentence's positions as classes, a softmax across the tokens, padding included. {_SOFTMAX}",
+        ),
+        *[
+            (
+                F.binary_cross_entropy(probs.clamp(1e-12, 1 - 1e-12), replaced[real]),
+                "you made the probabilities with a softmax, which makes the tokens compete (their probabilities sum to 1, across the tokens): the probability that a token was replaced is the sigmoid of its own logit.",
+            )
+            for probs in (
+                torch.softmax(logits[real], dim=0),
+                torch.softmax(logits, dim=-1)[real],
+                torch.softmax(logits.masked_fill(~real, -torch.inf), dim=-1)[real],
+            )
+        ],
         *[
             (
                 F.binary_cross_entropy(logits[real].clamp(eps, 1 - eps), replaced[real]),
@@ -201,6 +233,11 @@ def _mistakes_passing_discriminator() -> list[str]:
 PRIVATE_CASE_MISTAKES = {"discriminator_loss": _mistakes_passing_discriminator}
 
 
+_LABELS_HINT = "The labels of binary_cross_entropy_with_logits are float numbers, 0.0 or 1.0: convert the comparison with .float() (not .long() or .int())."
+_SWAPPED = "The loss takes the model's output first and the labels second (input, then target)"
+_SOFTMAX = "cross_entropy is the loss of a softmax over classes, for a model that gives one logit per class; the discriminator gives one logit per token, for a yes-or-no question: its probability of replaced is the sigmoid of that logit, and its loss the binary cross-entropy."
+
+
 @checker("discriminator loss")
 def check_discriminator_loss(discriminator_loss: Any) -> str:
     """Check ``discriminator_loss(logits, original, masked, corrupted, attention_mask) -> scalar tensor``,
@@ -208,17 +245,25 @@ def check_discriminator_loss(discriminator_loss: Any) -> str:
     attempted(discriminator_loss, "discriminator_loss")
     cases = _cases()
     for name, args in cases:
-        labels_hint = "The labels of binary_cross_entropy_with_logits are float numbers, 0.0 or 1.0: convert the comparison with .float() (not .long() or .int())."
         result = call(
             discriminator_loss,
             *args,
             name="discriminator_loss",
             case=name,
+            # advice for the errors the usual mistakes raise, by what the feedback says: the
+            # first key found in it wins, so a specific key comes before a general one it contains
             hints={
+                # binary_cross_entropy_with_logits(labels, logits), labels bool or long: no sigmoid for that dtype
+                "not implemented for '": f"{_SWAPPED}: the labels went first, where the logits go, and the loss could not apply its sigmoid to them.",
+                # binary_cross_entropy(labels, logits): the logits (any real number) in the labels' place
+                "target should be between 0 and 1": f"{_SWAPPED}: the logits went second, where the labels (0 or 1) go. And binary_cross_entropy takes probabilities, not logits: use binary_cross_entropy_with_logits, which applies the sigmoid itself.",
                 "between 0 and 1": "binary_cross_entropy takes probabilities, and the discriminator gives logits (any real number): use binary_cross_entropy_with_logits, which applies the sigmoid itself (more stably).",
-                "bool tensors": labels_hint,
-                "Bool": labels_hint,
-                "can't be cast to the desired output type": labels_hint,
+                "bool tensors": _LABELS_HINT,
+                "Bool": _LABELS_HINT,
+                "can't be cast to the desired output type": _LABELS_HINT,
+                # cross_entropy with integer labels: on [N] logits (one example, N classes), or on [N, 1]
+                "target with class probabilities": _SOFTMAX,
+                "IndexError: Target ": _SOFTMAX,
                 "must match the size of tensor": "One tensor was indexed with the boolean mask of the real tokens, which makes it flat ([N], one entry per real token), and the other was not ([B, T]): index the logits and the labels with the same mask.",
             },
         )
