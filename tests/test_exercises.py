@@ -1155,8 +1155,10 @@ def test_ch07_a_square_per_head_weight_held_transposed_is_named():
     )
 
 
-def _pre_ln(kind):
-    return lambda layer, x: ch09._variant(layer, x, kind)
+def _pre_ln(kind, variant=ch09._variant):
+    # the reference held here, not looked up in ch09 at call time: the checker refuses a call of its
+    # own reference, as the course grader does (tests/test_exercises_ch09.py)
+    return lambda layer, x: variant(layer, x, kind)
 
 
 def _unbiased_std_eps_outside(layer, x):

@@ -31,6 +31,7 @@ from . import (
     not_attempted,
     own_text,
     passing_everywhere,
+    refused,
     refusing,
     student_id,
     variant,
@@ -202,7 +203,7 @@ class _RefusedForward:
 
 
 _LAYER_REFUSED = own_text(
-    "the exercise is to compute the layer from its sub-modules (self_attn, ff, norm1, norm2), not to call the layer itself"
+    "it called an EncoderLayer's own forward (the layer given, or one built with its weights): the exercise is to compute the layer from its sub-modules (self_attn, ff, norm1, norm2), not to call the layer itself"
 )
 
 
@@ -259,6 +260,23 @@ def _mistakes_passing_pre_ln() -> list[str]:
 PRIVATE_CASE_MISTAKES = {"pre_ln_layer": _mistakes_passing_pre_ln}
 
 
+def _refuse_reference(*args: Any, **kwargs: Any) -> NoReturn:
+    """The checker's own reference (``_variant``) called by an answer: its outputs copied."""
+    raise RuntimeError(_REFERENCE_REFUSED)
+
+
+_REFERENCE_REFUSED = own_text(  # the course grader's own words for it (tools/grade_course.py)
+    f"it called `{__name__}._variant`, the checker's own code, which an answer may not use"
+)
+
+# In the notebook, what the grader refuses (REFUSALS) and the checker's reference (which the grader
+# refuses as the checker's own code): a reader's answers that passed here and got 0 from the grader
+_REFUSED_IN_NOTEBOOK = [(f"{__name__}._variant", None, _refuse_reference)]
+_OWN_WORK = (
+    "Compute the layer yourself, from layer.self_attn, layer.ff, layer.norm1 and layer.norm2."
+)
+
+
 @checker("pre_ln_layer")
 def check_pre_ln(pre_ln_layer: Any) -> str:
     """Check ``pre_ln_layer(layer, x) -> [B, T, D]``: y + FFN(LN2(y)) with y = x + SelfAttn(LN1(x)), computed
@@ -266,21 +284,24 @@ def check_pre_ln(pre_ln_layer: Any) -> str:
     attempted(pre_ln_layer, "pre_ln_layer")
     cases = _pre_ln_cases()
     for case, layer, x in cases:
+        _forbid_forward(layer)
+        with refused(REFUSALS["check_pre_ln"] + _REFUSED_IN_NOTEBOOK, pre_ln_layer):
+            result = call(
+                pre_ln_layer,
+                layer,
+                x,
+                name="pre_ln_layer",
+                case=case,
+                hints={
+                    "tuple": "Note: layer.self_attn(q, k, v) returns a pair (output, weights); take its first element.",
+                    "the checker's own code": _OWN_WORK,
+                },
+            )
+        # the right output is computed only now, so that no frame holds it while the answer runs
         with torch.no_grad():
             expected = EncoderLayer.forward(layer, x)[0].double()
             variants = {kind: _variant(layer, x, kind).double() for kind in _MISTAKES}
         assert torch.allclose(_variant(layer, x, "pre-LN").double(), expected, atol=1e-5)
-        _forbid_forward(layer)
-        result = call(
-            pre_ln_layer,
-            layer,
-            x,
-            name="pre_ln_layer",
-            case=case,
-            hints={
-                "tuple": "Note: layer.self_attn(q, k, v) returns a pair (output, weights); take its first element."
-            },
-        )
         if isinstance(result, tuple):
             fail(
                 f"on the case {case}, `pre_ln_layer` returned a tuple; return only the layer's output [B, T, D]."
