@@ -110,6 +110,30 @@ def test_no_two_entries_cite_alike():
         seen[label] = key
 
 
+def test_the_references_page_labels_keep_the_year_and_its_letter():
+    """Reader s42, ch11 m7: pybtex's alpha labels cut "2013a" to "3a" ([MCCD3a]); book/_ext/bib_labels.py
+    keeps two digits and the letter."""
+    import sys
+
+    from pybtex.plugin import find_plugin
+
+    sys.path.insert(0, str(ROOT / "book" / "_ext"))
+    import bib_labels  # noqa: F401  (registers the style)
+
+    sphinx = config()["sphinx"]
+    assert sphinx["local_extensions"]["bib_labels"] == "book/_ext"
+    assert sphinx["config"]["bibtex_default_style"] == "alpha_year"
+    entries = parse_file(str(BIB), bib_format="bibtex").entries
+    style = find_plugin("pybtex.style.formatting", "alpha_year")()
+    labels = dict(zip(entries, style.label_style.format_labels(list(entries.values()))))
+    assert labels["mikolov2013efficient"] == "MCCD13a"
+    assert labels["mikolov2013distributed"] == "MSC+13b"
+    assert labels["bengio2003neural"] == "BDVJ03"
+    for key, label in labels.items():
+        year = entries[key].fields["year"]
+        assert year[2:] in label, (key, label, year)
+
+
 def test_every_cited_key_is_in_the_bib_and_every_entry_is_cited():
     cited = {key: entry for entry, text in documents().items() for key in cited_keys(text)}
     keys = bib_keys()

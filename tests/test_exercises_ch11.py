@@ -262,6 +262,27 @@ def test_check_interpolation_names_end_of_sentence_left_out_altogether():
         ch11.check_interpolation(no_eos)
 
 
+def test_check_interpolation_names_u_built_from_context_counts():
+    """Reader s42, m3: U taken from BigramLM(train).context_counts (the chapter prints it as C(the))
+    counts <s> in place of </s>, 0.04% off on the first case, and got "matches none of the usual
+    mistakes"."""
+
+    def from_context_counts(train, test, lam):
+        bigram = BigramLM(train)
+        counts = bigram.context_counts
+        total = sum(counts.values())
+        log_p, m = 0.0, 0
+        for s in test:
+            words = ["<s>"] + s.split() + ["</s>"]
+            for v, w in zip(words, words[1:]):
+                log_p += math.log(lam * bigram.prob(w, v) + (1 - lam) * counts[w] / total)
+                m += 1
+        return math.exp(-log_p / m)
+
+    with pytest.raises(ExerciseFailed, match=re.escape("your U counts <s> in place of </s>")):
+        ch11.check_interpolation(from_context_counts)
+
+
 # --- exercise 2: the backward model on agreement ---------------------------------------------------------
 
 

@@ -1099,6 +1099,32 @@ def test_label_points_moves_a_label_off_the_points_and_off_other_labels():
     assert first[0].get_position()[1] < 0  # below: not the first side tried, under the crowd
 
 
+def test_label_points_with_leaders_draws_lines_that_do_not_cross():
+    """Reader s42, ch11 m1: two labels of Fig. 11.3 sat at each other's points, their leader lines
+    crossed. With ``leader``, each label gets a line to its point, no two lines cross and no label is
+    nearer another labelled point than its own."""
+    from lib.viz.figures import _distance_to_box, _segments_cross
+
+    fig, ax = plt.subplots(figsize=(4, 4))
+    xy = np.random.default_rng(0).normal(size=(40, 2)) * [1.0, 0.6]
+    names = [f"w{i}" for i in range(len(xy))]
+    ax.scatter(xy[:, 0], xy[:, 1], s=20)
+    labels = names[:12]
+    out = viz.label_points(ax, xy, labels, names, distance=8, leader=dict(color="0.3", lw=0.7))
+    assert [a.get_text() for a in out] == labels
+    renderer = fig.canvas.get_renderer()
+    pixels = ax.transData.transform(xy)
+    lines = [(pixels[i], pixels[i] + np.array(a.xyann) * fig.dpi / 72) for i, a in enumerate(out)]
+    assert len(ax.texts) == 2 * len(labels)  # the labels and their lines
+    for j, line in enumerate(lines):
+        assert not any(_segments_cross(*line, *other) for other in lines[:j])
+    for i, a in enumerate(out):
+        box = a.get_window_extent(renderer)
+        near = _distance_to_box(pixels[: len(labels)], box)
+        assert near.argmin() == i, (a.get_text(), near)
+    plt.close(fig)
+
+
 def test_label_points_rejects_bad_input_naming_the_argument():
     fig, ax = plt.subplots()
     with pytest.raises(ValueError, match="xy"):

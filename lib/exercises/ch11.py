@@ -176,6 +176,12 @@ _MISTAKES: list[tuple[dict, str]] = [
         "your U counts <s> too. <s> is never predicted, only read: count the words and </s> of each training sentence, not its <s>.",
     ),
     (
+        # U from BigramLM(train).context_counts, which the chapter prints as C(the): the same total,
+        # <s> in place of </s> (reader s42, m3: it matched none of the above, 0.04% off)
+        dict(eos_in_u=False, bos_in_u=True),
+        "your U counts <s> in place of </s>, as BigramLM's context_counts does: C(v) counts each word as a context, the word before a prediction, so it has every sentence's <s> and never its </s>. U counts the predicted words: each word of a training sentence and its </s>, never its <s>.",
+    ),
+    (
         dict(unigram_from="test"),
         "you counted U on the test sentences. Every probability of the model, U too, is estimated on the training sentences only: the test text is what it has not seen.",
     ),
