@@ -1225,11 +1225,11 @@ def _citations() -> dict[str, tuple[str, str]]:
 
 def course_markdown(text: str) -> str:
     """A markdown cell as a notebook outside the book shows it (tools/plain_notebooks.py): the
-    citations as author-year text linked to the site's References ("{cite:p}`graves2014neural`" ->
-    "([Graves et al., 2014](...))", {cite:t} -> "[Graves et al. (2014)](...)"), the admonitions as
+    citations as author-year text ("{cite:p}`graves2014neural`" -> "(Graves et al., 2014)",
+    {cite:t} -> "Graves et al. (2014)"; the model answers' become rubric text), the admonitions as
     folds or blockquotes, and links to the book's pages ("../book/glossary.md#term-x") and to other
     chapters to the published site's."""
-    return _plain().plain_markdown(text, base=SITE)
+    return _plain().plain_markdown(text, base=SITE, cite_links=False)  # rubrics quote citations
 
 
 @functools.cache

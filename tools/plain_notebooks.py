@@ -247,14 +247,19 @@ def admonitions(text: str) -> str:
 
 
 def plain_markdown(
-    text: str, cite: dict | None = None, base: str | None = None, links: bool = True
+    text: str,
+    cite: dict | None = None,
+    base: str | None = None,
+    links: bool = True,
+    cite_links: bool = True,
 ) -> str:
     """A Markdown cell's MyST as plain Markdown (the module's docstring says what becomes what);
     ``links=False`` (a course whose own site is elsewhere, make_student_edition --answers-withheld):
-    citations, links to the book's pages and {ref} roles become their text, naming no site."""
+    citations, links to the book's pages and {ref} roles become their text, naming no site;
+    ``cite_links=False``: citations as text only (tools/make_course.py, whose rubrics quote them)."""
     base = base or site_url()
     cite = citations() if cite is None else cite
-    url = references_url(base) if links else None
+    url = references_url(base) if links and cite_links else None
     text = LABEL_LINE.sub("", text)
     text = admonitions(text)
     text = CITE.sub(lambda m: citation_text(m["kind"], _keys(m["keys"]), cite, url), text)
