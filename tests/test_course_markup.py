@@ -28,6 +28,11 @@ def test_no_book_markup_in_the_course(path):
     nb, _ = make_course.course_notebook(nbformat.read(path, as_version=4), path.stem)
     text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
     assert "{cite:" not in text and "](../book/" not in text
+    assert ":::" not in text and ".ipynb)" not in text  # admonitions and links between chapters
+    figures = [c for c in nb.cells if c.cell_type == "code" and "mystnb" in c.metadata]
+    captions = [c for c in nb.cells if c.source.startswith("**Figure ")]
+    # every figure but a worked solution's has its caption (tools/plain_notebooks.py)
+    assert len(captions) == len(figures) > 0
 
 
 def test_chapter_2s_citation_and_glossary_link():

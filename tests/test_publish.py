@@ -184,11 +184,20 @@ def test_the_workflow_builds_tests_and_deploys_the_site_with_pinned_pages_action
 
 
 def test_the_workflow_moves_the_ref_colab_opens_after_deploying():
+    """`published` is the deployed commit plus one commit of plain notebooks (tools/plain_notebooks.py):
+    the job checks out the deployed commit (actions/checkout's default, GITHUB_SHA), converts the
+    chapters in place, commits them and pushes that commit, last, as the launch buttons' ref."""
     flow = yaml.safe_load(WORKFLOW.read_text())
     job = flow["jobs"]["published-ref"]
     assert job["needs"] == "deploy"
-    push = job["steps"][-1]["run"]
-    assert (
-        push
-        == f'git push --force origin "${{GITHUB_SHA}}:refs/heads/{sync_colab_cell.repository_ref()}"'
-    )
+    assert job["permissions"] == {"contents": "write"}
+    steps = job["steps"]
+    assert steps[0]["uses"].startswith("actions/checkout@") and "with" not in steps[0]
+    runs = [s.get("run", "") for s in steps]
+    convert = next(i for i, r in enumerate(runs) if "tools/plain_notebooks.py --in-place" in r)
+    commit = next(i for i, r in enumerate(runs) if "git commit" in r)
+    assert "requirements.txt" in runs[convert]  # the pinned versions
+    assert "-a" in runs[commit].split() and "${GITHUB_SHA}" in runs[commit]
+    assert convert < commit < len(steps) - 1
+    push = steps[-1]["run"]
+    assert push == f'git push --force origin "HEAD:refs/heads/{sync_colab_cell.repository_ref()}"'

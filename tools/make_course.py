@@ -889,7 +889,7 @@ def course_notebook(
     template and the worked solution between nbgrader's markers, the check becomes the locked test,
     the check of the worked solution goes (the test runs it in the instructor's copy), and the model
     answer becomes the rubric of a written answer."""
-    nb = nbformat.from_dict(nb)
+    nb = _with_captions(nbformat.from_dict(nb), chapter)
     module = f"lib.exercises.ch{chapter[:2]}"
     if prediction_points is None:
         prediction_points = POINTS["prediction"]
@@ -1224,14 +1224,51 @@ def _citations() -> dict[str, tuple[str, str]]:
 
 
 def course_markdown(text: str) -> str:
-    """A markdown cell as a notebook outside the book shows it: the citations as author-year text
-    ("{cite:p}`graves2014neural`" -> "(Graves et al., 2014)", {cite:t} -> "Graves et al. (2014)")
-    and links to the book's pages ("../book/glossary.md#term-x") to the published site's."""
-    cite = _citations()  # puts tools/ on the path
-    from make_slides import citations_as_text
+    """A markdown cell as a notebook outside the book shows it (tools/plain_notebooks.py): the
+    citations as author-year text ("{cite:p}`graves2014neural`" -> "(Graves et al., 2014)",
+    {cite:t} -> "Graves et al. (2014)"; the model answers' become rubric text), the admonitions as
+    folds or blockquotes, and links to the book's pages ("../book/glossary.md#term-x") and to other
+    chapters to the published site's."""
+    return _plain().plain_markdown(text, base=SITE, cite_links=False)  # rubrics quote citations
 
-    text = citations_as_text(text, cite)
-    return BOOK_LINK.sub(lambda m: f"]({SITE}book/{m.group(1)}.html{m.group(2) or ''})", text)
+
+@functools.cache
+def _plain():
+    sys.path.insert(0, str(ROOT / "tools"))
+    import plain_notebooks
+
+    return plain_notebooks
+
+
+def _with_captions(nb: nbformat.NotebookNode, chapter: str) -> nbformat.NotebookNode:
+    """``nb`` with a Markdown cell after each captioned figure, "**Figure N.k.** caption", numbered as
+    the site numbers it (tools/plain_notebooks.py); a worked solution's figure (its code goes into
+    the answer cell) keeps none. The other cells are converted later, by :func:`course_markdown`."""
+    plain = _plain()
+    out = nbformat.from_dict(nb)
+    cells = []
+    for cell, converted in zip(
+        nb.cells, _caption_runs(plain.plain_notebook(nb, chapter, base=SITE))
+    ):
+        cells.append(cell)
+        cells += [c for c in converted if "solution" not in c.metadata.get("tags", [])]
+    out.cells = cells
+    return out
+
+
+def _caption_runs(plain_nb) -> list[list]:
+    """The caption cells that follow each original cell of a notebook plain_notebook converted."""
+    runs: list[list] = []
+    for cell in plain_nb.cells:
+        if _is_caption(cell):
+            runs[-1].append(cell)
+        else:
+            runs.append([])
+    return runs
+
+
+def _is_caption(cell) -> bool:
+    return _plain().CAPTION_TAG in cell.metadata.get("tags", [])
 
 
 def _finished(cells: list, chapter: str) -> list:

@@ -20,6 +20,10 @@ publishes its own site without the answers (`make book SOLUTIONS=0`) and hands o
 it with --answers-withheld (`make student SOLUTIONS=0`): the notes then name no site and say that the
 teacher has the answers. nbgrader's release (tools/make_course.py) is not made from this edition: it
 says in its own words that the model answers come back with the feedback.
+
+The chapters' MyST markup (citations, admonitions, links to the book's pages, figure captions kept in
+cell metadata) is first turned into plain Jupyter Markdown by tools/plain_notebooks.py, so that the
+edition reads right in Jupyter and Colab; the figures' numbers are the site's.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ import sys
 from pathlib import Path
 
 import nbformat
+import plain_notebooks  # tools/ is on the path: this script's folder, or the tests' sys.path
 import yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -95,10 +100,13 @@ def where_note(chapter: str, exercise: str, removed: list, withheld: bool = Fals
 def student_notebook(
     nb: nbformat.NotebookNode, chapter: str = "", withheld: bool = False
 ) -> nbformat.NotebookNode:
-    """A copy of ``nb`` without solution cells, with outputs and execution counts cleared; where an
-    exercise's solution cells were, a note on where they are (``chapter``: the notebook's name, for
-    the site's address; ``withheld``: the course's site leaves them out)."""
-    nb = nbformat.from_dict(nb)  # deep copy
+    """A copy of ``nb`` in plain Jupyter Markdown (tools/plain_notebooks.py), without solution cells,
+    with outputs and execution counts cleared; where an exercise's solution cells were, a note on
+    where they are (``chapter``: the notebook's name, for the site's address and the figures'
+    numbers; ``withheld``: the course's site leaves them out)."""
+    # plain Markdown first: the figures are numbered as on the site, the solutions' figures counted
+    # (withheld: the course's site is elsewhere, so links to the book's pages become their text)
+    nb = nbformat.from_dict(plain_notebooks.plain_notebook(nb, chapter, links=not withheld))
     cells, removed, exercise = [], [], "?"
     for cell in nb.cells + [None]:
         if cell is not None and is_solution(cell):
