@@ -311,7 +311,7 @@ def test_chapter_4s_predictions_are_judged_beside_a_wrong_measurement():
 
 
 def test_chapter_10_and_13_measurements_carry_no_points_of_their_own():
-    """Lecturer review s22, S2 and S4: chapter 10's exercise 3 (cased_per_unit, 1.279) and chapter
+    """Lecturer review s22, S2 and S4: chapter 10's exercise 3 (cased_per_unit, 1.369) and chapter
     13's exercise 3 (first_word_accuracy, 0.478) are measurements, the same for every student and
     public, as chapter 12's exercise 4. Chapter 10's check is the value alone: 0 points in a graded
     course, its written part graded. Chapter 13's one check also checks the classifier, which must

@@ -332,8 +332,15 @@ def test_python_docs_text_is_real_deterministic_english():
 
     text = python_docs_text()
     assert text == python_docs_text() and len(text) > 200_000
-    assert text.startswith(topics[sorted(topics)[0]].strip()[:50])
+    assert python_docs_text(rules=True).startswith(topics[sorted(topics)[0]].strip()[:50])
     assert python_docs_text(1000) == text[:1000]
+    # the lines that only draw (a heading's underline, a table's border) are left out by default
+    lines = text.split("\n")
+    assert not any(
+        len(line.strip()) >= 4 and set(line.strip()) <= set("-=*~^+| ") for line in lines
+    )
+    assert 'The "assert" statement\n\nAssert' in text
+    assert "\n**********************\n" in python_docs_text(rules=True)
     words = re.findall(r"[a-z]+", text.lower())
     common = Counter(words).most_common(5)
     assert common[0][0] == "the"

@@ -644,14 +644,26 @@ def word_vocab(
     return Vocab.build(token_lists, min_count=min_count, specials=specials)
 
 
-def python_docs_text(max_chars: int | None = None) -> str:
+def python_docs_text(max_chars: int | None = None, rules: bool = False) -> str:
     """Real English text that every Python installation carries: the help topics of the standard
     library's ``pydoc_data.topics`` (the text ``help("if")`` shows), concatenated in sorted key order
     with a blank line between topics; the first ``max_chars`` characters if given. Deterministic
-    for a given Python version (the topics change a little between versions)."""
+    for a given Python version (the topics change a little between versions).
+
+    Lines that only draw, a heading's underline or a table's border (4 or more of ``- = * ~ ^ + |``
+    and nothing else), are left out: as text they are runs of punctuation marks, hundreds of lone
+    ``-`` tokens that no reader reads. ``rules=True`` keeps them."""
     if max_chars is not None:
         check_int(max_chars, "max_chars", 1)
     from pydoc_data.topics import topics
 
     text = "\n\n".join(topics[k].strip() for k in sorted(topics))
+    if not rules:
+        text = "\n".join(line for line in text.split("\n") if not _is_rule(line))
     return text if max_chars is None else text[:max_chars]
+
+
+def _is_rule(line: str) -> bool:
+    """Whether `line` only draws: 4 or more of - = * ~ ^ + | (spaces aside) and nothing else."""
+    drawn = line.replace(" ", "").replace("\t", "")
+    return len(drawn) >= 4 and set(drawn) <= set("-=*~^+|")
