@@ -94,6 +94,16 @@ def test_the_notebooks_checker_refuses_an_answer_that_does_not_write_the_sublaye
     assert "LN2(y)" not in message and "LN1(x)" not in message  # the answer is not given away
 
 
+REFUSED_ANSWERS = (
+    _class_forward,
+    _type_forward,
+    _rebuilt,
+    _deep_copy,
+    _torchs_layer,
+    _checkers_reference,
+)
+
+
 def test_each_such_answer_computes_the_right_output_outside_the_checker():
     """The refusals are what stops them: each answer is right, so the checker could not tell it by
     its output (and everything is itself again after the checker)."""
@@ -102,14 +112,7 @@ def test_each_such_answer_computes_the_right_output_outside_the_checker():
         torch.nn.TransformerEncoderLayer.forward,
         ch09._variant,
     )
-    for answer in (
-        _class_forward,
-        _type_forward,
-        _rebuilt,
-        _deep_copy,
-        _torchs_layer,
-        _checkers_reference,
-    ):
+    for answer in REFUSED_ANSWERS:
         with pytest.raises(ExerciseFailed):
             ch09.check_pre_ln(answer)
     assert (
@@ -122,14 +125,7 @@ def test_each_such_answer_computes_the_right_output_outside_the_checker():
     x = torch.randn(2, 3, 16)
     with torch.no_grad():
         expected = layer(x)[0]
-        for answer in (
-            _class_forward,
-            _type_forward,
-            _rebuilt,
-            _deep_copy,
-            _torchs_layer,
-            _checkers_reference,
-        ):
+        for answer in REFUSED_ANSWERS:
             assert (answer(layer, x) - expected).abs().max() < 1e-5, answer.__name__
 
 
