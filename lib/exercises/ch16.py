@@ -175,11 +175,11 @@ def _mistakes(logits, original, masked, corrupted, attention_mask) -> list[tuple
         ),
         (
             bce(replaced[real], logits[real]),
-            f"{_SWAPPED}: you passed the labels first and the logits second, so the loss took each label for a logit and each logit for a label.",
+            "The loss takes the model's output first and the labels second (input, then target): you passed the labels first and the logits second, so the loss took each label for a logit and each logit for a label.",
         ),
         (
             F.binary_cross_entropy(replaced[real], torch.sigmoid(logits[real])),
-            f"{_SWAPPED}: you passed the labels first and the probabilities second, so the loss took each label for a probability (log 0 is clamped to -100) and each probability for a label.",
+            "The loss takes the model's output first and the labels second (input, then target): you passed the labels first and the probabilities second, so the loss took each label for a probability (log 0 is clamped to -100) and each probability for a label.",
         ),
         (
             bce(logits[real & replaced_bool], replaced[real & replaced_bool]),
@@ -234,7 +234,6 @@ PRIVATE_CASE_MISTAKES = {"discriminator_loss": _mistakes_passing_discriminator}
 
 
 _LABELS_HINT = "The labels of binary_cross_entropy_with_logits are float numbers, 0.0 or 1.0: convert the comparison with .float() (not .long() or .int())."
-_SWAPPED = "The loss takes the model's output first and the labels second (input, then target)"
 _SOFTMAX = "cross_entropy is the loss of a softmax over classes, for a model that gives one logit per class; the discriminator gives one logit per token, for a yes-or-no question: its probability of replaced is the sigmoid of that logit, and its loss the binary cross-entropy."
 
 
@@ -254,9 +253,9 @@ def check_discriminator_loss(discriminator_loss: Any) -> str:
             # first key found in it wins, so a specific key comes before a general one it contains
             hints={
                 # binary_cross_entropy_with_logits(labels, logits), labels bool or long: no sigmoid for that dtype
-                "not implemented for '": f"{_SWAPPED}: the labels went first, where the logits go, and the loss could not apply its sigmoid to them.",
+                "not implemented for '": "The loss takes the model's output first and the labels second (input, then target): the labels went first, where the logits go, and the loss could not apply its sigmoid to them.",
                 # binary_cross_entropy(labels, logits): the logits (any real number) in the labels' place
-                "target should be between 0 and 1": f"{_SWAPPED}: the logits went second, where the labels (0 or 1) go. And binary_cross_entropy takes probabilities, not logits: use binary_cross_entropy_with_logits, which applies the sigmoid itself.",
+                "target should be between 0 and 1": "The loss takes the model's output first and the labels second (input, then target): the logits went second, where the labels (0 or 1) go. And binary_cross_entropy takes probabilities, not logits: use binary_cross_entropy_with_logits, which applies the sigmoid itself.",
                 "between 0 and 1": "binary_cross_entropy takes probabilities, and the discriminator gives logits (any real number): use binary_cross_entropy_with_logits, which applies the sigmoid itself (more stably).",
                 "bool tensors": _LABELS_HINT,
                 "Bool": _LABELS_HINT,
